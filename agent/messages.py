@@ -1,0 +1,96 @@
+"""The neutral message model every adapter converts from (R-MSG-1).
+
+Roles are those of 000 §3: system, developer, user, assistant (optionally with tool calls) and tool
+(answering exactly one tool call id of the assistant message right before it).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "developer", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A call as the model proposed it. ``arguments`` is the raw JSON text, never re-serialised."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(id=data["id"], name=data["name"], arguments=data.get("arguments", ""))
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    # Anthropic's tool_result carries is_error; other APIs only see the JSON body.
+    is_error: bool = False
+    reasoning: str | None = None
+
+    @classmethod
+    def system(cls, text: str) -> Message:
+        return cls(role="system", content=text)
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls(role="user", content=text)
+
+    @classmethod
+    def assistant(cls, text: str | None, tool_calls: tuple[ToolCall, ...] = ()) -> Message:
+        return cls(role="assistant", content=text, tool_calls=tuple(tool_calls))
+
+    @classmethod
+    def tool(cls, call_id: str, content: str, *, is_error: bool = False) -> Message:
+        return cls(role="tool", content=content, tool_call_id=call_id, is_error=is_error)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            data["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            data["tool_call_id"] = self.tool_call_id
+        if self.is_error:
+            data["is_error"] = True
+        if self.reasoning:
+            data["reasoning"] = self.reasoning
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        return cls(
+            role=data["role"],
+            content=data.get("content"),
+            tool_calls=tuple(ToolCall.from_dict(c) for c in data.get("tool_calls") or ()),
+            tool_call_id=data.get("tool_call_id"),
+            is_error=bool(data.get("is_error", False)),
+            reasoning=data.get("reasoning"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What the model sees of a tool: only name, description and parameters (R-MCP-3)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+def dumps_tool_result(value: Any) -> str:
+    """Serialise a tool result for the model (R-MSG-4): a JSON encoder, never concatenation."""
+    return json.dumps(value, ensure_ascii=False, default=str)

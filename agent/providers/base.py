@@ -1,0 +1,24 @@
+"""The provider interface: one async stream method, and ``complete`` built on it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+from agent.providers.types import AssembledResponse, ModelEvent, ModelRequest, ResponseDone
+
+
+class Provider(Protocol):
+    name: str
+    model: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Yield deltas as they arrive, ending with exactly one ``ResponseDone``."""
+        ...
+
+
+async def complete(provider: Provider, request: ModelRequest) -> AssembledResponse:
+    async for event in provider.stream(request):
+        if isinstance(event, ResponseDone):
+            return event.response
+    raise RuntimeError("provider stream ended without ResponseDone")

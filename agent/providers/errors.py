@@ -1,0 +1,73 @@
+"""Provider errors.
+
+    ProviderError
+    ├── RateLimited            429 / rate_limit_exceeded; carries retry_after (seconds) -- retryable
+    ├── QuotaExceeded          insufficient_quota, credit exhausted            -- never retried
+    ├── AuthenticationFailed   401 / 403                                       -- never retried
+    ├── ContextTooLong         context_length_exceeded and friends (R-CTX-3)   -- never retried
+    ├── TransientUpstream      5xx, 529 overloaded, connection reset, stalled stream -- retryable
+    ├── BadRequest             any other 4xx                                   -- never retried
+    └── MalformedStream        bytes that do not follow the protocol; stream ended early
+
+Retries happen only before any output reached the caller; after that the error propagates.
+"""
+
+from __future__ import annotations
+
+
+class ProviderError(Exception):
+    code = "provider_error"
+    retryable = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        provider_code: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.provider_code = provider_code
+        self.retry_after = retry_after
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "class": type(self).__name__,
+            "code": self.code,
+            "message": self.message,
+            "status": self.status,
+            "provider_code": self.provider_code,
+        }
+
+
+class RateLimited(ProviderError):
+    code = "rate_limited"
+    retryable = True
+
+
+class QuotaExceeded(ProviderError):
+    code = "quota_exceeded"
+
+
+class AuthenticationFailed(ProviderError):
+    code = "auth_failed"
+
+
+class ContextTooLong(ProviderError):
+    code = "context_too_long"
+
+
+class TransientUpstream(ProviderError):
+    code = "transient_upstream"
+    retryable = True
+
+
+class BadRequest(ProviderError):
+    code = "bad_request"
+
+
+class MalformedStream(ProviderError):
+    code = "malformed_stream"

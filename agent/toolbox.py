@@ -1,0 +1,79 @@
+"""The Toolbox interface: what the loop needs from tools, whatever provides them.
+
+Built-in tools, MCP servers and gateway tools are all Toolboxes; ``CombinedToolbox`` (in
+``agent/tools/combined.py``) puts several side by side. Validation against the JSON Schema and the
+policy check happen in the loop, before ``execute`` is ever called (R-LOOP-4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from agent.messages import ToolSpec
+
+RiskTier = Literal["read_only", "low", "high"]
+OutcomeCode = Literal[
+    "ok",
+    "invalid_arguments",
+    "unknown_tool",
+    "denied",
+    "timeout",
+    "execution_error",
+    "rate_limited",
+    "outcome_unknown",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInfo:
+    """A tool as the host knows it: the model-facing spec plus what the host needs to run it safely."""
+
+    spec: ToolSpec
+    # read_only tools may be re-run after a crash; anything else left running becomes `unknown`.
+    risk: RiskTier = "read_only"
+    idempotent: bool = False
+    server: str | None = None  # the MCP server slug, None for built-ins
+    remote_name: str | None = None  # the tool's name on its server (before namespacing)
+    definition_hash: str | None = None  # hash of name, description, schema: approvals bind to it
+    disabled_reason: str | None = None  # e.g. a broken schema: shown, never offered to the model
+    hints: dict[str, Any] = field(default_factory=dict)  # MCP annotations, shown as hints only
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """What running a tool gave. ``content`` is the value serialised into the tool message."""
+
+    ok: bool
+    content: Any
+    code: OutcomeCode = "ok"
+    error: str | None = None
+    retry_after: float | None = None  # for rate_limited
+    truncated: bool = False
+
+    @classmethod
+    def success(cls, content: Any, *, truncated: bool = False) -> ToolOutcome:
+        return cls(ok=True, content=content, truncated=truncated)
+
+    @classmethod
+    def failure(cls, code: OutcomeCode, error: str, *, retry_after: float | None = None) -> ToolOutcome:
+        return cls(ok=False, content=None, code=code, error=error, retry_after=retry_after)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """Per-run facts a tool may need (never database ids of the host's own models)."""
+
+    run_key: str
+    workspace: str | None = None
+    timeout: float = 60.0
+
+
+class Toolbox(Protocol):
+    async def list_tools(self) -> list[ToolInfo]:
+        """The tools on offer, already namespaced as the model will see them."""
+        ...
+
+    async def execute(self, name: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        """Run one validated call. Raise nothing for tool-level failures: return a failure outcome."""
+        ...
