@@ -56,7 +56,7 @@ SEARCH_FILES = ToolSpec(
         "properties": {
             "path": {
                 "type": "string",
-                "description": "Directory to search from, relative to the workspace; '.' is the whole workspace.",
+                "description": "Directory to search from, relative to the workspace ('.' = all of it).",
             },
             "pattern": {
                 "type": "string",

@@ -101,9 +101,13 @@ class SqlToolbox:
         if not isinstance(sql, str) or not sql.strip():
             return ToolOutcome.failure("invalid_arguments", "sql must be a non-empty string")
         if len(sql) > MAX_SQL_CHARS or "\x00" in sql:
-            return ToolOutcome.failure("invalid_arguments", f"sql must be under {MAX_SQL_CHARS} characters, no NUL")
+            return ToolOutcome.failure(
+                "invalid_arguments", f"sql must be under {MAX_SQL_CHARS} characters, no NUL"
+            )
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            return ToolOutcome.failure("invalid_arguments", f"limit must be an integer between 1 and {MAX_LIMIT}")
+            return ToolOutcome.failure(
+                "invalid_arguments", f"limit must be an integer between 1 and {MAX_LIMIT}"
+            )
         try:
             result = await self.backend.query(sql, limit)
         except QueryTimeout as exc:
@@ -123,7 +127,12 @@ class SqlToolbox:
 # --- SQLite ---------------------------------------------------------------------------------------
 
 _ALLOWED_ACTIONS = frozenset(
-    {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
+    {
+        sqlite3.SQLITE_SELECT,
+        sqlite3.SQLITE_READ,
+        sqlite3.SQLITE_FUNCTION,
+        getattr(sqlite3, "SQLITE_RECURSIVE", 33),
+    }
 )
 
 

@@ -74,7 +74,9 @@ def _create_role(conn: psycopg.Connection, role: str, password: str | None) -> N
         except psycopg.errors.DuplicateObject:
             pass
     conn.execute(
-        pgsql.SQL("ALTER ROLE {} NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS LOGIN").format(ident)
+        pgsql.SQL("ALTER ROLE {} NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS LOGIN").format(
+            ident
+        )
     )
     if password:
         conn.execute(pgsql.SQL("ALTER ROLE {} PASSWORD {}").format(ident, pgsql.Literal(password)))
@@ -121,7 +123,9 @@ def _grant(conn: psycopg.Connection, role: str, timeout_ms: int) -> None:
         "idle_in_transaction_session_timeout": "10000",
     }
     for name, value in settings.items():
-        conn.execute(pgsql.SQL("ALTER ROLE {} SET {} = {}").format(ident, pgsql.Identifier(name), pgsql.Literal(value)))
+        conn.execute(
+            pgsql.SQL("ALTER ROLE {} SET {} = {}").format(ident, pgsql.Identifier(name), pgsql.Literal(value))
+        )
 
 
 class PostgresBackend:

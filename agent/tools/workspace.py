@@ -196,7 +196,9 @@ def replace_file(path: SafePath, data: bytes) -> None:
     tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     with open_dir(parent, create=True) as dir_fd:
         _refuse_directory(name, dir_fd, path.relative)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd)
+        fd = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd
+        )
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
