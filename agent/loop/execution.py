@@ -1,0 +1,126 @@
+"""Running validated calls: all of one response concurrently, each with a timeout (R-LOOP-2, R-LOOP-5).
+
+Results are written to the call's own record (keyed by round and index, carrying its call id), so the
+order in which calls finish never matters: the transcript lists tool messages in tool_calls order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from agent.loop.emit import call_changed, emit
+from agent.loop.guards import repeated_failure
+from agent.loop.results import REPEATED_ERROR_HINT, error_content, success_content
+from agent.loop.settings import LoopSettings
+from agent.sink import Sink
+from agent.state import RunState, ToolCallRecord
+from agent.toolbox import Toolbox, ToolContext, ToolInfo, ToolOutcome
+
+
+async def execute_calls(
+    state: RunState,
+    records: list[ToolCallRecord],
+    tools: dict[str, ToolInfo],
+    toolbox: Toolbox,
+    sink: Sink,
+    settings: LoopSettings,
+) -> None:
+    if not records:
+        return
+    ctx = ToolContext(run_key=state.run_key, workspace=settings.workspace, timeout=settings.tool_timeout)
+    async with asyncio.TaskGroup() as group:
+        for record in records:
+            group.create_task(_run_one(state, record, tools[record.name], toolbox, sink, settings, ctx))
+
+
+async def invoke(
+    toolbox: Toolbox, name: str, arguments: dict, ctx: ToolContext, timeout: float
+) -> ToolOutcome:
+    try:
+        async with asyncio.timeout(timeout):
+            return await toolbox.execute(name, arguments, ctx)
+    except TimeoutError:
+        return ToolOutcome.failure("timeout", f"{name} did not answer within {timeout:g} s")
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a tool bug must reach the model as a tool error, not kill the run
+        return ToolOutcome.failure("execution_error", f"{type(exc).__name__}: {exc}")
+
+
+async def _with_rate_limit_retries(
+    toolbox: Toolbox, record: ToolCallRecord, ctx: ToolContext, settings: LoopSettings
+) -> tuple[ToolOutcome, int]:
+    arguments = json.loads(record.arguments or "{}")
+    tries = 0
+    while True:
+        tries += 1
+        outcome = await invoke(toolbox, record.name, arguments, ctx, settings.tool_timeout)
+        if outcome.ok or outcome.code != "rate_limited" or tries > settings.rate_limit_retries:
+            return outcome, tries
+        wait = outcome.retry_after if outcome.retry_after is not None else 1.0
+        if wait > settings.max_rate_limit_wait:
+            return outcome, tries
+        # Waiting is the documented recovery for rate limits (004 §6.1); bounded by the two settings.
+        await asyncio.sleep(wait)
+
+
+async def _run_one(
+    state: RunState,
+    record: ToolCallRecord,
+    info: ToolInfo,
+    toolbox: Toolbox,
+    sink: Sink,
+    settings: LoopSettings,
+    ctx: ToolContext,
+) -> None:
+    attempts = record.attempts + 1
+    await emit(
+        state, sink, call_changed(record, "running", attempts=attempts, risk=info.risk, server=info.server)
+    )
+    started = time.monotonic()
+    outcome, tries = await _with_rate_limit_retries(toolbox, record, ctx, settings)
+    duration_ms = (time.monotonic() - started) * 1000
+    running = state.calls[record.key]
+    if outcome.ok:
+        content, cut = success_content(
+            record.name, outcome.content, anchors=settings.result_anchors, cap=settings.result_cap_chars
+        )
+        event = call_changed(
+            running,
+            "succeeded",
+            result=content,
+            is_error=False,
+            error_code=None,
+            truncated=cut or outcome.truncated,
+            attempts=attempts + tries - 1,
+            duration_ms=duration_ms,
+        )
+    else:
+        error = outcome.error or outcome.code
+        hint = None
+        if outcome.code == "execution_error" and repeated_failure(state, record.name, record.key, error):
+            hint = REPEATED_ERROR_HINT
+        event = call_changed(
+            running,
+            "failed",
+            result=error_content(outcome.code, error, hint),
+            is_error=True,
+            error_code=outcome.code,
+            attempts=attempts + tries - 1,
+            duration_ms=duration_ms,
+        )
+    await emit(state, sink, event)
+
+
+async def mark_unknown(state: RunState, record: ToolCallRecord, sink: Sink) -> None:
+    """A side-effecting call left running by a crash: never repeated, reported as unknown (R-RUN-2)."""
+    content = error_content(
+        "outcome_unknown", f"{record.name} was interrupted while running; its outcome is unknown"
+    )
+    await emit(
+        state,
+        sink,
+        call_changed(record, "unknown", result=content, is_error=True, error_code="outcome_unknown"),
+    )

@@ -1,0 +1,193 @@
+"""One model round: build the request (budget, compression), stream it, store the response."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from agent import events as ev
+from agent.context import Calibration, Compressor, TokenCounter, output_budget, over_threshold
+from agent.loop.emit import emit
+from agent.loop.history import continuation_chain, request_messages
+from agent.loop.settings import LoopSettings
+from agent.messages import Message, ToolSpec
+from agent.providers import types as pt
+from agent.providers.base import Provider
+from agent.providers.errors import ContextTooLong, MalformedStream
+from agent.sink import Sink
+from agent.state import RunState
+from agent.toolbox import ToolInfo
+
+
+class Cancelled(Exception):
+    """The user stopped the run while a round was streaming."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedRound:
+    request: pt.ModelRequest
+    estimated_input: int
+
+
+def calibration(state: RunState) -> Calibration:
+    """Provider-reported prompt tokens of the last round against our estimate for it (R-CTX-1)."""
+    for record in reversed(state.rounds):
+        estimated = record.request.get("estimated_input_tokens")
+        if estimated:
+            return Calibration.from_observation(estimated, record.response.usage.prompt_tokens)
+    return Calibration()
+
+
+def tools_off(state: RunState, kind: str) -> bool:
+    if kind == "final":
+        return True
+    return kind == "continuation" and bool(state.rounds) and continuation_chain(state)[0].kind == "final"
+
+
+async def prepare(
+    state: RunState,
+    tools: list[ToolInfo],
+    sink: Sink,
+    settings: LoopSettings,
+    kind: str,
+    guard: str | None,
+    *,
+    force_compress: bool = False,
+) -> PreparedRound:
+    counter = TokenCounter(use_bpe=settings.use_bpe)
+    messages = request_messages(state, kind, guard)
+    off = tools_off(state, kind)
+    # R-LOOP-8: the spec is sent exactly as the toolbox gives it (admin overrides are applied there).
+    specs: tuple[ToolSpec, ...] = tuple(t.spec for t in tools)
+    if off and not settings.tool_choice_none_supported:
+        specs = ()
+    tool_choice = ("none" if off else "auto") if specs else None
+    ratio = calibration(state)
+    estimated = ratio.apply(counter.count_request(messages, specs))
+    if force_compress or over_threshold(settings.limits, estimated):
+        messages, estimated = await _compress(
+            state, sink, counter, settings, messages, specs, ratio, force_compress
+        )
+    budget = output_budget(settings.limits, estimated)
+    if budget < settings.limits.min_output:
+        raise ContextTooLong(
+            f"the input (~{estimated} tokens) leaves no room for an answer in the context window"
+        )
+    request = pt.ModelRequest(
+        messages=tuple(messages),
+        tools=specs,
+        tool_choice=tool_choice,
+        max_output_tokens=budget,
+        temperature=settings.temperature,
+        n=settings.n,
+        parallel_tool_calls=settings.parallel_tool_calls if specs and not off else None,
+    )
+    return PreparedRound(request, estimated)
+
+
+async def _compress(
+    state: RunState,
+    sink: Sink,
+    counter: TokenCounter,
+    settings: LoopSettings,
+    messages: list[Message],
+    specs: tuple[ToolSpec, ...],
+    ratio: Calibration,
+    force: bool,
+) -> tuple[list[Message], int]:
+    compressor = Compressor(counter, settings.limits)
+    shrunk, steps = compressor.shrink(messages, specs, force=force)
+    for step in steps:
+        await emit(
+            state,
+            sink,
+            ev.ContextCompressed(
+                round_index=len(state.rounds),
+                step=step.step,
+                detail=step.detail,
+                tokens_before=ratio.apply(step.tokens_before),
+                tokens_after=ratio.apply(step.tokens_after),
+            ),
+        )
+    return list(shrunk), ratio.apply(counter.count_request(shrunk, specs))
+
+
+def request_record(prepared: PreparedRound, kind: str, guard: str | None) -> dict:
+    """The request as stored in the trace (R-MSG-2). The loop never holds secrets; adapters add auth."""
+    req = prepared.request
+    return {
+        "messages": [m.to_dict() for m in req.messages],
+        "tools": [t.to_dict() for t in req.tools],
+        "tool_choice": req.tool_choice,
+        "max_output_tokens": req.max_output_tokens,
+        "temperature": req.temperature,
+        "n": req.n,
+        "parallel_tool_calls": req.parallel_tool_calls,
+        "estimated_input_tokens": prepared.estimated_input,
+        "kind": kind,
+        "guard": guard,
+    }
+
+
+async def stream_round(
+    state: RunState,
+    provider: Provider,
+    sink: Sink,
+    settings: LoopSettings,
+    prepared: PreparedRound,
+    kind: str,
+    guard: str | None,
+) -> None:
+    """Send the request, forward deltas of choice 0 live, store the assembled response (durable)."""
+    index = len(state.rounds)
+    await sink.emit(
+        ev.RoundStarted(round_index=index, kind=kind, model=provider.model, provider=provider.name)
+    )
+    started = time.monotonic()
+    ttft: float | None = None
+    response: pt.AssembledResponse | None = None
+    seen = 0
+    async for event in provider.stream(prepared.request):
+        seen += 1
+        if seen % settings.cancel_check_every == 0 and await sink.is_cancelled():
+            raise Cancelled()
+        if isinstance(event, pt.ResponseDone):
+            response = event.response
+            continue
+        live = _live_event(index, event)
+        if live is not None:
+            ttft = ttft if ttft is not None else (time.monotonic() - started) * 1000
+            await sink.emit(live)
+    if response is None:
+        raise MalformedStream("the provider stream ended without a response")
+    primary = response.primary
+    await emit(
+        state,
+        sink,
+        ev.RoundFinished(
+            round_index=index,
+            kind=kind,
+            provider=provider.name,
+            model=response.model or provider.model,
+            request=request_record(prepared, kind, guard),
+            response=response,
+            finish_reason=primary.finish_reason,
+            finish_reason_raw=primary.finish_reason_raw,
+            usage=response.usage,
+            ttft_ms=ttft,
+            duration_ms=(time.monotonic() - started) * 1000,
+        ),
+    )
+
+
+def _live_event(index: int, event: pt.ModelEvent) -> ev.Event | None:
+    # Only choice 0 is shown live: the others are never acted on (R-MSG-3), they stay in the trace.
+    if isinstance(event, pt.TextDelta) and event.choice == 0:
+        return ev.TextDelta(round_index=index, text=event.text)
+    if isinstance(event, pt.ReasoningDelta) and event.choice == 0:
+        return ev.ReasoningDelta(round_index=index, text=event.text)
+    if isinstance(event, pt.ToolCallDelta) and event.choice == 0:
+        return ev.ToolCallDelta(
+            round_index=index, index=event.index, call_id=event.id, name=event.name, arguments=event.arguments
+        )
+    return None

@@ -1,0 +1,31 @@
+"""LoopSettings: the knobs of one run, filled by the host from the provider profile and admin config."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agent.context.budget import ContextLimits
+from agent.context.caps import DEFAULT_RESULT_CAP
+
+
+@dataclass(frozen=True, slots=True)
+class LoopSettings:
+    max_iterations: int = 10  # model rounds before the guard forces a final answer (R-LOOP-1)
+    max_same_tool: int = 3  # executions of one tool per run (R-LOOP-6, 004 §7.4)
+    max_continuations: int = 3  # finish_reason length on plain text (R-LOOP-3)
+    tool_timeout: float = 60.0  # seconds, per call
+    rate_limit_retries: int = 2  # a rate-limited tool is retried this many times (R-LOOP-5)
+    max_rate_limit_wait: float = 30.0  # seconds; a longer retry_after is not waited for
+    round_retries: int = 1  # extra attempts of a round after a retryable provider error
+    max_round_retry_wait: float = 30.0
+    # Some providers reject tool_choice "none"; then the final round is sent with no tools at all.
+    tool_choice_none_supported: bool = True
+    result_anchors: bool = True  # R-LOOP-7
+    result_cap_chars: int = DEFAULT_RESULT_CAP
+    limits: ContextLimits = field(default_factory=ContextLimits)
+    use_bpe: bool = True  # False forces the chars-per-token estimate
+    parallel_tool_calls: bool | None = True  # sent only when tools are offered
+    temperature: float | None = None
+    n: int | None = None
+    workspace: str | None = None  # passed to tools in ToolContext
+    cancel_check_every: int = 32  # stream events between two Sink.is_cancelled() calls
