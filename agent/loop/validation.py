@@ -48,22 +48,26 @@ def _validator(schema_text: str) -> Any:
     return cls(schema)
 
 
+def _describe(error: schema_errors.ValidationError) -> str:
+    where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+    return f"{where}: {error.message}"
+
+
 def schema_problem(schema: dict[str, Any], arguments: dict[str, Any]) -> tuple[str, str] | None:
-    """The most relevant schema error as (message, hint naming the field), or None."""
+    """Schema errors as (error, hint naming each bad field), or None when the arguments are valid."""
     try:
         validator = _validator(json.dumps(schema, sort_keys=True))
     except schema_errors.SchemaError as exc:
         return f"the tool's own schema is invalid: {exc.message}", "This tool cannot be used right now."
-    error = schema_errors.best_match(validator.iter_errors(arguments))
-    if error is None:
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(map(str, e.absolute_path)))
+    if not errors:
         return None
-    where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-    hint = f"Fix the argument at {where}: {error.message}. Then call the tool again with corrected arguments."
-    if error.validator == "required":
-        hint = f"Add the missing argument ({error.message}) and call the tool again."
-    elif error.validator == "additionalProperties":
-        hint = f"Remove the unexpected argument ({error.message}); only the schema's properties are accepted."
-    return f"invalid argument at {where}: {error.message}", hint
+    best = schema_errors.best_match(errors)
+    problems = "; ".join(_describe(e) for e in errors[:5])
+    hint = f"Fix these arguments and call the tool again: {problems}."
+    if best is not None and best.validator == "additionalProperties":
+        hint += " Only the properties in the tool's schema are accepted."
+    return f"invalid arguments: {problems}", hint
 
 
 def parse_arguments(call: AssembledToolCall) -> tuple[dict[str, Any] | None, str | None]:
