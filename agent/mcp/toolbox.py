@@ -1,0 +1,201 @@
+"""McpToolbox: the Toolbox over a set of MCP servers in a pool.
+
+Each non-gateway server's tools are offered as ``server__tool`` with risk ``high`` (the host's policy
+lowers it per tool; annotations are passed along as hints only). Gateway servers are offered
+together as one ``mcp_call_tool``. A server that cannot start is left out of the listing (its error
+in ``errors``) while every other server's tools stay available.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agent.mcp import gateway
+from agent.mcp.catalogue import Catalogue, CatalogueEntry, model_parameters
+from agent.mcp.config import McpServerConfig
+from agent.mcp.errors import (
+    CallTimeoutError,
+    ConnectionLostError,
+    McpError,
+    RemoteError,
+    UnknownServerError,
+)
+from agent.mcp.pool import McpPool
+from agent.mcp.results import DEFAULT_MAX_CHARS, map_call_result
+from agent.messages import ToolSpec
+from agent.toolbox import ToolContext, ToolInfo, ToolOutcome
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    server: str
+    remote_name: str
+    definition_hash: str
+
+
+class McpToolbox:
+    def __init__(
+        self,
+        pool: McpPool,
+        servers: Sequence[McpServerConfig | str],
+        *,
+        max_result_chars: int = DEFAULT_MAX_CHARS,
+        description_overrides: Mapping[str, str] | None = None,
+    ) -> None:
+        self.pool = pool
+        self.max_result_chars = max_result_chars
+        self.overrides = dict(description_overrides or {})
+        self.names: list[str] = []
+        for server in servers:
+            if isinstance(server, McpServerConfig):
+                if server.name not in pool.servers or pool.config(server.name) != server:
+                    pool.configure(server)
+                server = server.name
+            self.names.append(server)
+        self.errors: dict[str, str] = {}  # server -> why its tools are missing from the listing
+        self._routes: dict[str, _Route] = {}
+
+    def _enabled(self) -> list[McpServerConfig]:
+        configs = []
+        for name in self.names:
+            try:
+                config = self.pool.config(name)
+            except UnknownServerError:
+                continue
+            if config.enabled:
+                configs.append(config)
+        return configs
+
+    async def _catalogues(self, configs: list[McpServerConfig]) -> dict[str, Catalogue]:
+        results = await asyncio.gather(
+            *(self.pool.catalogue(c.name) for c in configs), return_exceptions=True
+        )
+        found: dict[str, Catalogue] = {}
+        for config, result in zip(configs, results, strict=True):
+            if isinstance(result, McpError):
+                self.errors[config.name] = result.detail
+                log.warning("MCP server %s left out of the tool list: %s", config.name, result.detail)
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                self.errors.pop(config.name, None)
+                found[config.name] = result
+        return found
+
+    async def list_tools(self) -> list[ToolInfo]:
+        configs = self._enabled()
+        catalogues = await self._catalogues(configs)
+        tools: list[ToolInfo] = []
+        routes: dict[str, _Route] = {}
+        gateway_cats: dict[str, Catalogue] = {}
+        for config in configs:
+            catalogue = catalogues.get(config.name)
+            if catalogue is None:
+                continue
+            if config.gateway:
+                gateway_cats[config.name] = catalogue
+                continue
+            for entry in catalogue.entries:
+                tools.append(self._info(entry))
+                routes[entry.exposed_name] = _Route(entry.server, entry.remote_name, entry.definition_hash)
+        if gateway_cats:
+            spec = gateway.gateway_spec(gateway_cats)
+            server = next(iter(gateway_cats)) if len(gateway_cats) == 1 else None
+            tools.append(
+                ToolInfo(spec=spec, risk="high", server=server, definition_hash=gateway.gateway_hash(spec))
+            )
+        self._routes = routes
+        return tools
+
+    def _info(self, entry: CatalogueEntry) -> ToolInfo:
+        description = self.overrides.get(entry.exposed_name, entry.description)
+        hints = dict(entry.annotations)
+        if entry.title:
+            hints.setdefault("title", entry.title)
+        return ToolInfo(
+            spec=ToolSpec(entry.exposed_name, description, model_parameters(entry.input_schema)),
+            risk="high",
+            idempotent=False,
+            server=entry.server,
+            remote_name=entry.remote_name,
+            definition_hash=entry.definition_hash,
+            disabled_reason=entry.disabled_reason,
+            hints=hints,
+        )
+
+    async def execute(self, name: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        if name == gateway.GATEWAY_TOOL:
+            return await self._execute_gateway(arguments, ctx)
+        if name not in self._routes:
+            await self.list_tools()  # e.g. a run resumed in a new worker before listing
+        route = self._routes.get(name)
+        if route is None:
+            return ToolOutcome.failure("unknown_tool", f"no MCP tool named {name!r}")
+        try:
+            entry = (await self.pool.catalogue(route.server)).by_remote(route.remote_name)
+        except McpError as exc:
+            return ToolOutcome.failure("execution_error", str(exc))
+        if entry is None:
+            return ToolOutcome.failure(
+                "unknown_tool", f"{route.server} no longer offers {route.remote_name!r}"
+            )
+        if entry.definition_hash != route.definition_hash:
+            # Approval and validation were made against the definition the model saw; a changed
+            # definition needs a fresh listing before it may run.
+            return ToolOutcome.failure(
+                "execution_error", f"{name} changed on its server since it was offered"
+            )
+        return await self._call(entry, arguments, ctx)
+
+    async def _execute_gateway(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        server, tool = arguments.get("server"), arguments.get("tool")
+        gateway_servers = {c.name for c in self._enabled() if c.gateway}
+        if server not in gateway_servers:
+            return ToolOutcome.failure(
+                "invalid_arguments", f"server must be one of {sorted(gateway_servers)}"
+            )
+        try:
+            entry = (await self.pool.catalogue(server)).by_remote(str(tool))
+        except McpError as exc:
+            return ToolOutcome.failure("execution_error", str(exc))
+        if entry is None or entry.disabled_reason:
+            why = entry.disabled_reason if entry else "no such tool"
+            return ToolOutcome.failure("invalid_arguments", f"{server}/{tool}: {why}")
+        call_args = arguments.get("arguments") or {}
+        problem = gateway.check_arguments(entry, call_args)
+        if problem:
+            return ToolOutcome.failure("invalid_arguments", problem)
+        return await self._call(entry, call_args, ctx)
+
+    async def _call(self, entry: CatalogueEntry, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        if entry.disabled_reason:
+            return ToolOutcome.failure(
+                "unknown_tool", f"{entry.exposed_name} is disabled: {entry.disabled_reason}"
+            )
+        config = self.pool.config(entry.server)
+        timeout = min(ctx.timeout, config.call_timeout) if ctx.timeout else config.call_timeout
+        try:
+            result = await self.pool.call_tool(entry.server, entry.remote_name, arguments, timeout=timeout)
+        except CallTimeoutError as exc:
+            return ToolOutcome.failure("timeout", f"{exc.detail} (after {timeout:g} s)")
+        except ConnectionLostError as exc:
+            read_only = config.trusted and entry.annotations.get("readOnlyHint") is True
+            if read_only:
+                return ToolOutcome.failure("execution_error", exc.detail)
+            return ToolOutcome.failure(
+                "outcome_unknown",
+                f"{exc.detail}; the call may or may not have taken effect, so it is not repeated",
+            )
+        except RemoteError as exc:
+            return ToolOutcome.failure(
+                "invalid_arguments" if exc.invalid_params else "execution_error", exc.detail
+            )
+        except McpError as exc:  # server unavailable: the call never reached it
+            return ToolOutcome.failure("execution_error", str(exc))
+        return map_call_result(result, self.max_result_chars)

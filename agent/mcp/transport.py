@@ -1,0 +1,93 @@
+"""Building the SDK transport for a server config, and watching it for closure.
+
+stdio children are started through a tiny launcher (``python -I -S -c ...``) that sets
+``PR_SET_PDEATHSIG=SIGKILL`` and then ``exec``s the real command (same PID, argv as an array, no
+shell). The SDK's own shutdown (close stdin, SIGTERM then SIGKILL the process group) covers a clean
+``aclose()``; the death signal covers a worker that is killed outright (SIGKILL, OOM killer), where
+no Python code runs at all. Linux only: elsewhere the command is started directly.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, TextIO
+
+import anyio
+import httpx2
+from mcp import StdioServerParameters, stdio_client
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+
+from agent.mcp.config import McpServerConfig
+
+# argv: [ppid, command, *args]. prctl(1 = PR_SET_PDEATHSIG, 9 = SIGKILL). If the parent already
+# died between fork and prctl we were re-parented: exit instead of running unsupervised.
+_LAUNCHER = (
+    "import ctypes,os,sys\n"
+    "ctypes.CDLL(None,use_errno=True).prctl(1,9,0,0,0)\n"
+    "if os.getppid()!=int(sys.argv[1]):os._exit(70)\n"
+    "os.execvp(sys.argv[2],sys.argv[2:])\n"
+)
+
+
+def stdio_parameters(config: McpServerConfig) -> StdioServerParameters:
+    command, args = config.command or "", list(config.args)
+    if sys.platform.startswith("linux"):
+        args = ["-I", "-S", "-c", _LAUNCHER, str(os.getpid()), command, *args]
+        command = sys.executable
+    return StdioServerParameters(command=command, args=args, env=dict(config.env) or None)
+
+
+@asynccontextmanager
+async def _streamable_http(config: McpServerConfig) -> AsyncIterator[Any]:
+    # Headers (auth tokens ...) travel through our own httpx2 client; the SDK leaves its lifecycle to us.
+    timeout = httpx2.Timeout(config.connect_timeout, read=max(300.0, config.call_timeout))
+    async with httpx2.AsyncClient(headers=dict(config.headers), timeout=timeout) as http:
+        async with streamable_http_client(config.url or "", http_client=http) as streams:
+            yield streams
+
+
+def build_transport(config: McpServerConfig, errlog: TextIO) -> Any:
+    """The SDK transport (an async context manager yielding ``(read, write)``) for ``config``."""
+    if config.transport == "stdio":
+        return stdio_client(stdio_parameters(config), errlog=errlog)
+    if config.transport == "http":
+        return _streamable_http(config)
+    return sse_client(
+        config.url or "",
+        headers=dict(config.headers) or None,
+        timeout=config.connect_timeout,
+        sse_read_timeout=max(300.0, config.call_timeout),
+    )
+
+
+@asynccontextmanager
+async def watched(transport: Any, on_closed: Any) -> AsyncIterator[tuple[Any, Any]]:
+    """Wrap ``transport`` so that ``on_closed()`` runs as soon as its read side ends.
+
+    The SDK only notices a dead stdio child when a request fails; relaying the read stream lets the
+    pool mark the connection dead at once, so the next call restarts the server instead of failing.
+    """
+    async with transport as (read, write):
+        send, recv = anyio.create_memory_object_stream[Any](math.inf)
+
+        async def relay() -> None:
+            try:
+                async with read, send:
+                    async for item in read:
+                        await send.send(item)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+                pass
+            finally:
+                on_closed()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(relay)
+            try:
+                yield recv, write
+            finally:
+                tg.cancel_scope.cancel()
