@@ -1,0 +1,43 @@
+# clearloop: `make run` starts the app in demo mode, `make test` runs the whole suite.
+SHELL := /bin/bash
+VENV  := .venv
+BIN   := $(VENV)/bin
+# Django 6 needs Python >= 3.12: take python3.13/3.12 from PATH, else from pyenv's versions.
+PYTHON ?= $(shell for v in 3.13 3.12; do p=$$(command -v python$$v 2>/dev/null || ls -d $$HOME/.pyenv/versions/$$v*/bin/python$$v 2>/dev/null | tail -n1); if [ -n "$$p" ]; then echo $$p; break; fi; done)
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/clearloop
+TEST_REDIS_URL    ?= redis://127.0.0.1:6379/14
+
+.PHONY: run test install lint services system-deps bench conformance clean
+
+$(BIN)/.installed: pyproject.toml
+	@if [ -z "$(PYTHON)" ]; then echo "clearloop needs Python 3.12 or newer (Django 6). Install python3.12 or set PYTHON=/path/to/python3.12." >&2; exit 1; fi
+	@if [ -x $(BIN)/python ] && ! $(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then rm -rf $(VENV); fi
+	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+install: $(BIN)/.installed
+
+run: install
+	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py migrate --noinput
+	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py seed_demo
+	DEBUG=$${DEBUG:-1} exec $(BIN)/python manage.py runall
+
+system-deps:
+	@bash scripts/system_deps.sh
+
+services:
+	@bash scripts/ensure_services.sh
+
+lint: install
+	$(BIN)/ruff check .
+
+test: install system-deps services lint
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DEBUG=1 $(BIN)/python -m pytest -q -p no:cacheprovider
+
+bench: install services
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DEBUG=1 $(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) data .pytest_cache .ruff_cache

@@ -1,0 +1,38 @@
+"""Who may see what. Every view, API endpoint and consumer asks here (404 for everyone else)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+
+AUDITORS = "auditors"
+
+
+def is_auditor(user: Any) -> bool:
+    return bool(user.is_authenticated and user.groups.filter(name=AUDITORS).exists())
+
+
+def can_view_conversation(user: Any, conversation: Any) -> bool:
+    if not user.is_authenticated:
+        return False
+    return conversation.owner_id == user.pk or user.is_superuser or user.is_staff or is_auditor(user)
+
+
+def owned_conversation_or_404(user: Any, conversation_id: int) -> Any:
+    """Only the owner may write to a conversation; auditors and admins may not chat in it."""
+    from chatapp.models import Conversation
+
+    conversation = Conversation.objects.filter(pk=conversation_id, owner_id=user.pk).first()
+    if conversation is None:
+        raise Http404("No such conversation")
+    return conversation
+
+
+def viewable_run_or_404(user: Any, run_id: int) -> Any:
+    from chatapp.models import Run
+
+    run = Run.objects.select_related("conversation").filter(pk=run_id).first()
+    if run is None or not can_view_conversation(user, run.conversation):
+        raise Http404("No such run")
+    return run

@@ -1,0 +1,39 @@
+"""ASGI entry point: Django views, the websocket consumer, and the demo model under /demo-llm/."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatapp.settings")
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.core.asgi import get_asgi_application  # noqa: E402
+
+django_app = get_asgi_application()
+
+from agent.demo_model import DemoModelSettings, create_app  # noqa: E402
+from chatapp.routing import websocket_urlpatterns  # noqa: E402
+
+DEMO_PREFIX = "/demo-llm"
+demo_app = create_app(DemoModelSettings(tokens_per_second=settings.DEMO_MODEL_TOKENS_PER_SECOND))
+
+
+async def http_app(scope, receive, send):
+    path = scope.get("path", "")
+    if path.startswith(DEMO_PREFIX + "/"):
+        # Mounted here so `make run` needs no extra process; the demo model is plain HTTP like any API.
+        inner = dict(scope, path=path[len(DEMO_PREFIX) :], root_path=scope.get("root_path", "") + DEMO_PREFIX)
+        await demo_app(inner, receive, send)
+        return
+    await django_app(scope, receive, send)
+
+
+application = ProtocolTypeRouter(
+    {
+        "http": http_app,
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    }
+)

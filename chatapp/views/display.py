@@ -1,0 +1,40 @@
+"""What the chat page shows for each exchange: the user's message, the run, its rounds and calls."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.utils.safestring import SafeString, mark_safe
+
+from chatapp.markdown import render_markdown
+from chatapp.models import Conversation, Message, Run
+
+
+@dataclass
+class Exchange:
+    user: Message | None
+    run: Run | None
+    answer_html: SafeString | None = None
+    rounds: list[Any] = field(default_factory=list)
+    calls_by_round: dict[int, list[Any]] = field(default_factory=dict)
+
+
+def _exchange(run: Run, include_user: bool) -> Exchange:
+    answer = Message.objects.filter(run=run, role=Message.Role.ASSISTANT).order_by("-id").first()
+    html = mark_safe(render_markdown(answer.content)) if answer else None  # noqa: S308 - nh3-sanitised
+    rounds = list(run.rounds.all())
+    calls: dict[int, list[Any]] = {}
+    for call in run.tool_calls.all():
+        calls.setdefault(call.round_index, []).append(call)
+    for r in rounds:
+        r.calls = calls.get(r.index, [])
+    return Exchange(user=run.user_message if include_user else None, run=run, answer_html=html,
+                    rounds=rounds, calls_by_round=calls)
+
+
+def conversation_items(convo: Conversation, only_run: Run | None = None, include_user: bool = True) -> list[Exchange]:
+    if only_run is not None:
+        return [_exchange(only_run, include_user)]
+    runs = convo.runs.select_related("user_message").order_by("id")
+    return [_exchange(run, include_user) for run in runs]

@@ -1,0 +1,91 @@
+"""Everything a worker needs to drive a run, loaded from the database in one go."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from django.conf import settings
+
+from agent.context.budget import ContextLimits
+from agent.messages import Message as AgentMessage
+from agent.providers.base import Provider
+from agent.providers.registry import build_provider
+from agent.providers.settings import ProviderSettings
+from agent.state import ApprovalDecision, RunState
+from chatapp.frames import event_from_row
+from chatapp.models import Message, ProviderConfig, Run, RunEvent, ToolCall
+from chatapp.redaction import register_secret
+from chatapp.secrets import decrypt
+
+SYSTEM_PROMPT = (
+    "You are the assistant of clearloop, a chat app where every step you take is shown to the user. "
+    "Use the tools you are offered when they help; never invent tool results. Answer in the user's language."
+)
+
+
+@dataclass
+class RunContext:
+    run_id: int
+    conversation_id: int
+    owner_id: int
+    last_seq: int
+    provider_settings: ProviderSettings
+    state: RunState
+    workspace: str | None
+    tool_settings: dict[str, Any] = field(default_factory=dict)
+    limits: ContextLimits = field(default_factory=ContextLimits)
+
+    def build_provider(self, http: httpx.AsyncClient) -> Provider:
+        return build_provider(self.provider_settings, http)
+
+
+def provider_settings(config: ProviderConfig, model: str) -> ProviderSettings:
+    key = os.environ.get(config.api_key_env) if config.api_key_env else None
+    if not key and config.api_key_encrypted:
+        key = decrypt(config.api_key_encrypted)
+    register_secret(key)
+    return ProviderSettings(
+        name=config.name, kind=config.kind, base_url=config.base_url, model=model or config.model,
+        api_key=key, preset=config.preset, context_window=config.context_window,
+        max_output_tokens=config.max_output_tokens, extra_headers=dict(config.extra_headers or {}),
+        capability_overrides=dict(config.capability_overrides or {}),
+    )
+
+
+def history(run: Run) -> list[AgentMessage]:
+    """The conversation so far as the model sees it: earlier exchanges, then this run's message."""
+    rows = Message.objects.filter(conversation_id=run.conversation_id, id__lte=run.user_message_id).order_by("id")
+    messages = [AgentMessage.system(SYSTEM_PROMPT)]
+    for row in rows:
+        if row.role in (Message.Role.USER, Message.Role.ASSISTANT) and row.content:
+            messages.append(AgentMessage.from_dict(row.payload or {"role": row.role, "content": row.content}))
+    return messages
+
+
+def decisions(run: Run) -> list[ApprovalDecision]:
+    calls = ToolCall.objects.filter(run=run, approval__isnull=False).select_related("approval__decided_by")
+    return [
+        ApprovalDecision(call_id=c.call_id, approved=c.approval.decision == "approved", reason=c.approval.reason,
+                         decided_by=c.approval.decided_by.get_username())
+        for c in calls
+    ]
+
+
+def load_run_context(run_id: int) -> RunContext:
+    run = Run.objects.select_related("conversation").get(pk=run_id)
+    config = ProviderConfig.objects.get(name=run.provider_name)
+    stored = [event_from_row(e.type, e.payload) for e in RunEvent.objects.filter(run=run, durable=True).order_by("seq")]
+    state = RunState.rebuild(str(run.pk), history(run), [e for e in stored if e is not None],
+                             decisions=decisions(run))
+    workspace = settings.WORKSPACE_ROOT / f"user-{run.conversation.owner_id}" / f"conversation-{run.conversation_id}"
+    last_seq = max(run.last_seq, RunEvent.objects.filter(run=run).order_by("-seq").values_list("seq", flat=True).first() or 0)
+    limits = ContextLimits(context_window=config.context_window, model_max_output=config.max_output_tokens,
+                           requested_max_output=min(4096, config.max_output_tokens))
+    return RunContext(
+        run_id=run.pk, conversation_id=run.conversation_id, owner_id=run.conversation.owner_id, last_seq=last_seq,
+        provider_settings=provider_settings(config, run.model), state=state, workspace=str(workspace),
+        tool_settings=dict(run.conversation.tool_settings or {}), limits=limits,
+    )

@@ -1,0 +1,56 @@
+"""Drive one run in the worker runtime: load it, rebuild the engine's state, run the loop.
+
+Everything the loop emits goes through the ``RunRecorder`` (durable rows first). The run's state is
+rebuilt from stored rows on every delivery, which is what makes a redelivered task after a worker
+crash continue where the run stopped (R-RUN-2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from django.conf import settings
+
+from agent import events as ev
+from agent.loop import LoopSettings, run_agent
+from agent.providers.errors import ProviderError
+from chatapp.worker.context import RunContext, load_run_context
+from chatapp.worker.lease import renew_lease
+from chatapp.worker.recorder import RunRecorder
+from chatapp.worker.runtime import WorkerRuntime
+from chatapp.worker.toolboxes import build_policy, build_toolbox
+
+log = logging.getLogger(__name__)
+
+
+async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
+    ctx: RunContext = await runtime.db(load_run_context, run_id)
+    recorder = RunRecorder(runtime, run_id, ctx.conversation_id, ctx.last_seq, settings.STREAM_COALESCE_MS)
+    renewer = asyncio.create_task(_keep_lease(runtime, run_id, lease))
+    try:
+        await recorder.publish_status("running")
+        provider = ctx.build_provider(await runtime.http_client())
+        toolbox = await build_toolbox(runtime, ctx)
+        loop_settings = LoopSettings(workspace=ctx.workspace, limits=ctx.limits)
+        await run_agent(ctx.state, provider, toolbox, recorder, loop_settings, build_policy(ctx))
+    except ProviderError as exc:
+        await recorder.emit(ev.RunFailed(type(exc).__name__, exc.message, exc.code))
+    except Exception as exc:  # noqa: BLE001 - a bug must still end the run with a visible reason
+        log.exception("run %s crashed", run_id)
+        await recorder.emit(ev.RunFailed("InternalError", f"{type(exc).__name__}: {exc}", "internal"))
+    finally:
+        renewer.cancel()
+        await recorder.flush()
+
+
+async def _keep_lease(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
+    interval = max(5.0, settings.RUN_LEASE_SECONDS / 3)
+    while True:
+        await asyncio.sleep(interval)
+        await runtime.db(renew_lease, run_id, lease)
+
+
+def describe(ctx: Any) -> str:  # pragma: no cover - debugging aid
+    return f"run {ctx.run_id} on {ctx.provider_name}"

@@ -1,0 +1,69 @@
+"""The run lease: a redelivered or duplicated task never runs the same run twice at once.
+
+A worker takes a run by setting ``lease_owner`` and ``lease_expires_at`` under a row lock, and renews
+the lease while it works. A task that finds a live lease held by someone else does nothing. The
+``deliveries`` counter fails a poison run (one that keeps killing its worker) after N attempts.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from chatapp.models import Run
+from chatapp.worker.store import finish_run
+
+RUNNABLE = (Run.Status.QUEUED, Run.Status.RUNNING)
+
+
+class LeaseRefused(Exception):
+    pass
+
+
+def new_owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def acquire_lease(run_id: int) -> str:
+    owner = new_owner()
+    now = timezone.now()
+    with transaction.atomic():
+        run = Run.objects.select_for_update().filter(pk=run_id).first()
+        if run is None:
+            raise LeaseRefused("no such run")
+        if run.status not in RUNNABLE:
+            raise LeaseRefused(f"run is {run.status}")
+        if run.lease_owner and run.lease_expires_at and run.lease_expires_at > now:
+            raise LeaseRefused(f"leased by {run.lease_owner} until {run.lease_expires_at:%H:%M:%S}")
+        if run.deliveries >= settings.RUN_MAX_DELIVERIES:
+            finish_run(
+                run_id, Run.Status.FAILED, error_class="PoisonRun",
+                error=f"The run was started {run.deliveries} times and never finished (its worker kept "
+                "dying); it was stopped so it cannot take more workers down.",
+            )
+            raise LeaseRefused("poison run failed")
+        run.lease_owner = owner
+        run.lease_expires_at = now + timedelta(seconds=settings.RUN_LEASE_SECONDS)
+        run.deliveries += 1
+        run.status = Run.Status.RUNNING
+        run.started_at = run.started_at or now
+        run.save(update_fields=["lease_owner", "lease_expires_at", "deliveries", "status", "started_at"])
+    return owner
+
+
+def renew_lease(run_id: int, owner: str) -> bool:
+    expires = timezone.now() + timedelta(seconds=settings.RUN_LEASE_SECONDS)
+    return bool(Run.objects.filter(pk=run_id, lease_owner=owner).update(lease_expires_at=expires))
+
+
+def release_lease(run_id: int, owner: str) -> None:
+    runs = Run.objects.filter(pk=run_id, lease_owner=owner)
+    # A run that paused for an approval ended its segment cleanly: it is not a poison candidate.
+    runs.filter(status=Run.Status.AWAITING_APPROVAL).update(deliveries=0)
+    runs.update(lease_owner="", lease_expires_at=None)

@@ -1,0 +1,140 @@
+"""The engine's Sink in the worker: durable rows first, then a frame to the conversation's group.
+
+Token deltas are coalesced (one frame per ``STREAM_COALESCE_MS`` per run, never one message per
+token). Every frame gets the run's next sequence number and is written to the event log before it
+is published, so a client that reconnects can always back-fill from the database without a gap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from channels.layers import get_channel_layer
+
+from agent import events as ev
+from chatapp.frames import event_payload, event_type
+from chatapp.models import Run
+from chatapp.worker import store
+from chatapp.worker.runtime import WorkerRuntime
+
+_DELTAS = (ev.TextDelta, ev.ReasoningDelta, ev.ToolCallDelta)
+
+
+class RunRecorder:
+    def __init__(
+        self, runtime: WorkerRuntime, run_id: int, conversation_id: int, start_seq: int, coalesce_ms: int
+    ) -> None:
+        self.runtime = runtime
+        self.run_id = run_id
+        self.group = f"conversation.{conversation_id}"
+        self.seq = start_seq
+        self.coalesce = coalesce_ms / 1000
+        self.layer = get_channel_layer()
+        self._pending: list[ev.Event] = []
+        self._last_flush = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._lock = asyncio.Lock()
+        self._cancel_checked = 0.0
+        self._cancelled = False
+        self.frames_published = 0
+        self.partial_text: list[str] = []  # text of the round in flight, kept if the run is stopped
+
+    async def emit(self, event: ev.Event) -> None:
+        if isinstance(event, _DELTAS):
+            if isinstance(event, ev.TextDelta):
+                self.partial_text.append(event.text)
+            self._pending.append(event)
+            if time.monotonic() - self._last_flush >= self.coalesce:
+                await self.flush()
+            elif self._timer is None:
+                self._timer = asyncio.get_running_loop().call_later(self.coalesce, self._flush_soon)
+            return
+        await self.flush()
+        if isinstance(event, ev.RoundStarted | ev.RoundFinished):
+            self.partial_text.clear()
+        if isinstance(event, ev.DURABLE):
+            await self._durable(event)
+        else:
+            await self._ephemeral(event_type(event), event_payload(event))
+
+    def _flush_soon(self) -> None:
+        self._timer = None
+        asyncio.ensure_future(self.flush())
+
+    async def flush(self) -> None:
+        async with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if not self._pending:
+                return
+            pending, self._pending = self._pending, []
+            self._last_flush = time.monotonic()
+            await self._ephemeral("delta", merge_deltas(pending))
+
+    async def _ephemeral(self, kind: str, payload: dict[str, Any]) -> None:
+        self.seq += 1
+        seq = self.seq
+        await self.runtime.db(store.append_event, self.run_id, seq, kind, payload, False)
+        await self._publish(seq, kind, payload)
+
+    async def _durable(self, event: ev.Event) -> None:
+        async with self._lock:
+            self.seq += 1
+            seq = self.seq
+        kind, payload = event_type(event), event_payload(event)
+        partial = "".join(self.partial_text) if isinstance(event, ev.RunFailed) else ""
+        await self.runtime.db(store.persist_durable, self.run_id, seq, kind, payload, event, partial)
+        await self._publish(seq, kind, payload)
+
+    async def _publish(self, seq: int, kind: str, payload: dict[str, Any]) -> None:
+        frame = {"run": self.run_id, "seq": seq, "type": kind, "data": payload}
+        try:
+            await self.layer.group_send(self.group, {"type": "run.frame", "frame": frame})
+            self.frames_published += 1
+        except Exception:  # noqa: BLE001 - Redis down: the frame is in the event log; clients back-fill
+            pass
+
+    async def publish_status(self, status: str, **extra: Any) -> None:
+        await self.flush()
+        await self._ephemeral("status", {"status": status, **extra})
+
+    async def is_cancelled(self) -> bool:
+        now = time.monotonic()
+        if not self._cancelled and now - self._cancel_checked > 0.25:
+            self._cancel_checked = now
+            self._cancelled = await self.runtime.db(_cancel_requested, self.run_id)
+        return self._cancelled
+
+
+def _cancel_requested(run_id: int) -> bool:
+    return Run.objects.filter(pk=run_id, cancel_requested=True).exists()
+
+
+def merge_deltas(events: list[ev.Event]) -> dict[str, Any]:
+    """Fold a batch of deltas into one frame payload, keeping tool-argument fragments per call."""
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    round_index = 0
+    for event in events:
+        round_index = event.round_index
+        if isinstance(event, ev.TextDelta):
+            text.append(event.text)
+        elif isinstance(event, ev.ReasoningDelta):
+            reasoning.append(event.text)
+        elif isinstance(event, ev.ToolCallDelta):
+            call = calls.setdefault(event.index, {"index": event.index, "arguments": ""})
+            if event.call_id:
+                call["call_id"] = event.call_id
+            if event.name:
+                call["name"] = event.name
+            call["arguments"] += event.arguments
+    return {
+        "round_index": round_index,
+        "text": "".join(text),
+        "reasoning": "".join(reasoning),
+        "tool_calls": list(calls.values()),
+    }

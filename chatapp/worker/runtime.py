@@ -1,0 +1,104 @@
+"""One asyncio loop per worker process, in a background thread, shared by every Celery task.
+
+Celery's threads pool gives each task a thread; the task hands its run to this loop and waits. Model
+calls and MCP calls are I/O, so one process multiplexes many runs, and the shared httpx client and
+the MCP session pool stay warm between runs (ARCHITECTURE: Concurrency).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import httpx
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class WorkerRuntime:
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="clearloop-runtime", daemon=True)
+        self._ready = threading.Event()
+        self._closers: list[Callable[[], Awaitable[None]]] = []
+        self.http: httpx.AsyncClient | None = None
+        self.resources: dict[str, Any] = {}
+        # Django's ORM is synchronous: a few dedicated threads keep one connection each.
+        self.db_executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="clearloop-db")
+        self._thread.start()
+        self._ready.wait()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.call_soon(self._ready.set)
+        self.loop.run_forever()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        return self.submit(coro).result(timeout)
+
+    async def http_client(self) -> httpx.AsyncClient:
+        if self.http is None:
+            limits = httpx.Limits(max_connections=500, max_keepalive_connections=100)
+            self.http = httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(600.0, connect=10.0))
+            self.on_close(self.http.aclose)
+        return self.http
+
+    async def db(self, fn: Callable[..., T], *args: Any) -> T:
+        return await self.loop.run_in_executor(self.db_executor, _with_fresh_connection, fn, args)
+
+    def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
+        self._closers.append(closer)
+
+    async def _aclose(self) -> None:
+        for closer in reversed(self._closers):
+            try:
+                await asyncio.wait_for(closer(), timeout=10)
+            except Exception:  # noqa: BLE001 - shutting down: log and keep closing the rest
+                log.exception("error while closing worker runtime resource")
+        self._closers.clear()
+
+    def close(self) -> None:
+        if not self.loop.is_running():
+            return
+        try:
+            self.run(self._aclose(), timeout=30)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(timeout=5)
+            self.db_executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _with_fresh_connection(fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+    from django.db import close_old_connections
+
+    # A long-lived thread may hold a connection the server has since closed.
+    close_old_connections()
+    return fn(*args)
+
+
+_runtime: WorkerRuntime | None = None
+_lock = threading.Lock()
+
+
+def get_runtime() -> WorkerRuntime:
+    global _runtime
+    with _lock:
+        if _runtime is None:
+            _runtime = WorkerRuntime()
+        return _runtime
+
+
+def shutdown_runtime() -> None:
+    global _runtime
+    with _lock:
+        runtime, _runtime = _runtime, None
+    if runtime is not None:
+        runtime.close()

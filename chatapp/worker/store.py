@@ -1,0 +1,123 @@
+"""Synchronous writes of a run's durable events; called from the runtime's DB threads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from agent import events as ev
+from chatapp.models import Message, Round, Run, RunEvent, ToolCall
+from chatapp.redaction import redact
+
+
+def append_event(run_id: int, seq: int, kind: str, payload: dict[str, Any], durable: bool) -> None:
+    RunEvent.objects.create(run_id=run_id, seq=seq, type=kind, payload=payload, durable=durable)
+
+
+def persist_durable(
+    run_id: int, seq: int, kind: str, payload: dict[str, Any], event: ev.Event, partial_text: str = ""
+) -> None:
+    """Write the event row and the domain rows it changes in one transaction."""
+    with transaction.atomic():
+        RunEvent.objects.create(run_id=run_id, seq=seq, type=kind, payload=payload, durable=True)
+        Run.objects.filter(pk=run_id).update(last_seq=seq)
+        if isinstance(event, ev.RunFailed):
+            _fail(run_id, event, partial_text)
+        else:
+            _apply(run_id, event)
+
+
+def _fail(run_id: int, event: ev.RunFailed, partial_text: str) -> None:
+    run = Run.objects.get(pk=run_id)
+    if partial_text.strip():
+        # What the model had written before the stop or the error is kept, marked as partial.
+        Message.objects.create(
+            conversation_id=run.conversation_id, run=run, role=Message.Role.ASSISTANT, content=partial_text,
+            payload={"role": "assistant", "content": partial_text}, partial=True,
+        )
+    cancelled = event.code == "cancelled" or (run.cancel_requested and event.error_class == "Cancelled")
+    status = Run.Status.CANCELLED if cancelled else Run.Status.FAILED
+    finish_run(run_id, status, error_class=event.error_class, error=event.message, final_text=partial_text)
+
+
+def _apply(run_id: int, event: ev.Event) -> None:
+    if isinstance(event, ev.RoundFinished):
+        _store_round(run_id, event)
+    elif isinstance(event, ev.ToolCallChanged):
+        _store_tool_call(run_id, event)
+    elif isinstance(event, ev.ApprovalRequested):
+        Run.objects.filter(pk=run_id).update(status=Run.Status.AWAITING_APPROVAL)
+    elif isinstance(event, ev.RunFinished):
+        _finish(run_id, event)
+
+
+def _store_round(run_id: int, event: ev.RoundFinished) -> None:
+    usage = event.usage.to_dict()
+    Round.objects.update_or_create(
+        run_id=run_id,
+        index=event.round_index,
+        defaults={
+            "kind": event.kind,
+            "provider_name": event.provider,
+            "model": event.model,
+            "request": redact(event.request),
+            "response": redact(event.response.to_dict()),
+            "finish_reason": event.finish_reason,
+            "finish_reason_raw": event.finish_reason_raw,
+            "usage": usage,
+            "ttft_ms": event.ttft_ms,
+            "duration_ms": event.duration_ms,
+        },
+    )
+    Run.objects.filter(pk=run_id).update(
+        rounds_count=F("rounds_count") + 1,
+        prompt_tokens=F("prompt_tokens") + (usage.get("prompt_tokens") or 0),
+        completion_tokens=F("completion_tokens") + (usage.get("completion_tokens") or 0),
+    )
+
+
+def _store_tool_call(run_id: int, event: ev.ToolCallChanged) -> None:
+    _, created = ToolCall.objects.update_or_create(
+        run_id=run_id,
+        round_index=event.round_index,
+        index=event.index,
+        defaults={
+            "call_id": event.call_id,
+            "name": event.name,
+            "server": event.server or "",
+            "arguments": redact(event.arguments),
+            "status": event.status,
+            "risk": event.risk or "",
+            "result": redact(event.result) if event.result is not None else "",
+            "is_error": event.is_error,
+            "error_code": event.error_code or "",
+            "truncated": event.truncated,
+            "attempts": event.attempts,
+            "duration_ms": event.duration_ms,
+        },
+    )
+    if created:
+        Run.objects.filter(pk=run_id).update(tool_calls_count=F("tool_calls_count") + 1)
+
+
+def _finish(run_id: int, event: ev.RunFinished) -> None:
+    run = Run.objects.get(pk=run_id)
+    Message.objects.create(
+        conversation_id=run.conversation_id,
+        run=run,
+        role=Message.Role.ASSISTANT,
+        content=event.text,
+        payload={"role": "assistant", "content": event.text},
+        partial=event.partial,
+    )
+    status = Run.Status.CANCELLED if event.partial and run.cancel_requested else Run.Status.SUCCEEDED
+    finish_run(run_id, status, final_text=event.text)
+
+
+def finish_run(run_id: int, status: str, **fields: Any) -> None:
+    Run.objects.filter(pk=run_id).update(
+        status=status, finished_at=timezone.now(), lease_owner="", lease_expires_at=None, **fields
+    )

@@ -1,0 +1,148 @@
+// The chat page's live part: one websocket per conversation, frames applied in (run, seq) order.
+// Text is only ever inserted with textContent; HTML comes from the server's sanitised fragments.
+(function () {
+  "use strict";
+  const chat = document.getElementById("chat");
+  if (!chat) return;
+  const conversation = chat.dataset.conversation;
+  const storageKey = "clearloop-seq-" + conversation;
+  let lastSeq = {};
+  try { lastSeq = JSON.parse(sessionStorage.getItem(storageKey) || "{}"); } catch (e) { lastSeq = {}; }
+  let socket = null;
+  let retry = 0;
+  const timers = {};
+
+  function saveSeq() { sessionStorage.setItem(storageKey, JSON.stringify(lastSeq)); }
+  function runEl(run) { return document.getElementById("run-" + run); }
+  function part(run, role) { const el = runEl(run); return el && el.querySelector("[data-role=" + role + "]"); }
+
+  function setWaiting(run, text) {
+    const el = part(run, "waiting");
+    if (el) el.textContent = text;
+  }
+
+  function startTimer(run, label) {
+    stopTimer(run);
+    const started = Date.now();
+    const tick = function () { setWaiting(run, label + " for " + Math.round((Date.now() - started) / 1000) + " s…"); };
+    tick();
+    timers[run] = setInterval(tick, 1000);
+  }
+  function stopTimer(run) { if (timers[run]) { clearInterval(timers[run]); delete timers[run]; } }
+
+  function fetchFragment(run) {
+    return fetch("/runs/" + run + "/fragment/", { headers: { "HX-Request": "true" }, credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+      .then(function (html) { const t = document.createElement("template"); t.innerHTML = html; return t.content; });
+  }
+
+  function replaceRun(run) {
+    stopTimer(run);
+    fetchFragment(run).then(function (frag) {
+      const fresh = frag.querySelector("#run-" + run);
+      const old = runEl(run);
+      if (!fresh) return;
+      if (old) { old.replaceWith(fresh); } else { document.getElementById("messages").appendChild(fresh); }
+      htmx.process(fresh);
+    });
+  }
+
+  function refreshTrace(run) {
+    fetchFragment(run).then(function (frag) {
+      const fresh = frag.querySelector("#run-" + run + " [data-role=trace]");
+      const old = part(run, "trace");
+      if (!fresh || !old) return;
+      fresh.open = old.open;
+      old.replaceWith(fresh);
+    });
+  }
+
+  function ensureRun(run) {
+    if (runEl(run)) return true;
+    replaceRun(run);  // a run started elsewhere (another tab): fetch its shell
+    return false;
+  }
+
+  function applyToolCall(run, data) {
+    const label = "Tool " + data.name;
+    if (data.status === "running") startTimer(run, label + " running");
+    else if (data.status === "awaiting_approval") { stopTimer(run); setWaiting(run, "Waiting for an admin's approval of " + data.name + "…"); }
+    else { stopTimer(run); setWaiting(run, "Thinking…"); }
+    refreshTrace(run);
+  }
+
+  function apply(frame) {
+    const run = frame.run;
+    if (!run || !frame.seq) return;
+    if (frame.seq <= (lastSeq[run] || 0)) return;  // replay overlap or duplicate
+    lastSeq[run] = frame.seq;
+    saveSeq();
+    const data = frame.data || {};
+    if (frame.type === "delta") {
+      if (!ensureRun(run)) return;
+      const stream = part(run, "stream");
+      if (stream && data.text) { stream.textContent += data.text; setWaiting(run, ""); }
+      if (data.tool_calls && data.tool_calls.length) setWaiting(run, "Preparing tool calls…");
+    } else if (frame.type === "round_started") {
+      ensureRun(run);
+      setWaiting(run, data.kind === "continuation" ? "Continuing the answer…" : "Thinking…");
+    } else if (frame.type === "tool_call") {
+      applyToolCall(run, data);
+    } else if (frame.type === "approval_requested") {
+      setWaiting(run, "Waiting for an admin's approval…");
+      const badge = part(run, "status"); if (badge) badge.textContent = "Awaiting approval";
+    } else if (frame.type === "round_finished" || frame.type === "context_compressed") {
+      refreshTrace(run);
+    } else if (frame.type === "run_finished" || frame.type === "run_failed") {
+      replaceRun(run);
+    } else if (frame.type === "status") {
+      const badge = part(run, "status"); if (badge) badge.textContent = data.status;
+      if (["succeeded", "failed", "cancelled"].indexOf(data.status) >= 0) replaceRun(run);
+    }
+  }
+
+  function connect() {
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    socket = new WebSocket(scheme + location.host + chat.dataset.wsPath);
+    socket.addEventListener("open", function () {
+      retry = 0;
+      const active = Array.prototype.map.call(document.querySelectorAll("[data-run]"), function (el) { return +el.dataset.run; });
+      const resume = {};
+      active.forEach(function (r) { resume[r] = lastSeq[r] || 0; });
+      socket.send(JSON.stringify({ resume: resume, since_run: active.length ? Math.min.apply(null, active) : null }));
+    });
+    socket.addEventListener("message", function (event) {
+      let frame; try { frame = JSON.parse(event.data); } catch (e) { return; }
+      apply(frame);
+    });
+    socket.addEventListener("close", function (event) {
+      if (event.code === 4403) return;
+      retry = Math.min(retry + 1, 6);
+      setTimeout(connect, 250 * Math.pow(2, retry - 1));
+    });
+  }
+
+  const composer = document.getElementById("composer");
+  const box = document.getElementById("message");
+  if (box && composer) {
+    box.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        composer.requestSubmit();
+      }
+    });
+    composer.addEventListener("htmx:afterRequest", function (event) {
+      if (event.detail.successful) {
+        box.value = "";
+        const err = document.getElementById("send-error"); if (err) err.textContent = "";
+      }
+    });
+  }
+  document.addEventListener("click", function (event) {
+    const button = event.target.closest("button.copy");
+    if (!button) return;
+    const target = document.querySelector(button.dataset.copy);
+    if (target && navigator.clipboard) navigator.clipboard.writeText(target.innerText);
+  });
+  connect();
+})();
