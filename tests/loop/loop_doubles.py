@@ -34,9 +34,10 @@ def reply(
     calls: tuple[pt.AssembledToolCall, ...] | list[pt.AssembledToolCall] = (),
     finish: str | None = None,
     extra: tuple[pt.ChoiceResult, ...] = (),
-    prompt_tokens: int = 100,
+    prompt_tokens: int | None = 100,
 ) -> pt.AssembledResponse:
-    usage = pt.Usage(prompt_tokens=prompt_tokens, completion_tokens=10, total_tokens=prompt_tokens + 10)
+    total = prompt_tokens + 10 if prompt_tokens is not None else None
+    usage = pt.Usage(prompt_tokens=prompt_tokens, completion_tokens=10, total_tokens=total)
     return pt.AssembledResponse((choice(text, tuple(calls), finish), *extra), usage, "resp", "scripted")
 
 
