@@ -10,6 +10,8 @@
     └── MalformedStream        bytes that do not follow the protocol; stream ended early
 
 Retries happen only before any output reached the caller; after that the error propagates.
+``agent.providers.error_map`` is the one place that turns HTTP statuses, error bodies and httpx
+exceptions into these classes; ``agent.providers.retry`` decides whether and when to retry.
 """
 
 from __future__ import annotations
@@ -26,12 +28,15 @@ class ProviderError(Exception):
         status: int | None = None,
         provider_code: str | None = None,
         retry_after: float | None = None,
+        should_retry: bool | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.provider_code = provider_code
         self.retry_after = retry_after
+        # The server's own verdict (``x-should-retry``); None when it gave none.
+        self.should_retry = should_retry
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -40,6 +45,7 @@ class ProviderError(Exception):
             "message": self.message,
             "status": self.status,
             "provider_code": self.provider_code,
+            "retry_after": self.retry_after,
         }
 
 

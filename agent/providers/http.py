@@ -1,0 +1,191 @@
+"""The I/O shell every adapter shares: send, retry, read the stream, hand bytes to the accumulator.
+
+An adapter subclasses ``HttpProvider`` and supplies four sans-I/O pieces: the URL and headers, the
+JSON body (``build_payload``), a fresh ``StreamAccumulator`` and the events for a non-streaming
+body. Everything that touches the network lives here, so the rules hold for all three wire APIs:
+
+* one request body per ``stream()`` call, built once, identical on every retry, and the same one
+  ``describe_request`` shows the trace (secrets removed);
+* retries (``retry.RetryPolicy``) only while nothing has been yielded to the caller;
+* idle timeout = httpx read timeout (stream mode); total timeout = a deadline over the whole attempt;
+* a 200 that is JSON although a stream was asked for (some proxies, and pre-stream errors) is read
+  as a non-streaming body or mapped as an error;
+* the caller closing the generator (user pressed stop) closes the HTTP response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, ClassVar, Protocol
+
+import httpx
+
+from agent.providers.error_map import extract_error, map_error, map_response_error, map_transport_error
+from agent.providers.errors import MalformedStream, ProviderError, TransientUpstream
+from agent.providers.profiles import Capabilities
+from agent.providers.redact import redact_request
+from agent.providers.retry import RetryPolicy
+from agent.providers.settings import ProviderSettings
+from agent.providers.sse import is_event_stream, iter_sse
+from agent.providers.types import ModelEvent, ModelRequest
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class StreamAccumulator(Protocol):
+    """Sans-I/O: fed one SSE event at a time, returns the deltas to emit right away."""
+
+    done: bool  # the wire's terminator was seen; reading stops there
+
+    def feed(self, event: str, data: str) -> list[ModelEvent]: ...
+
+    def finish(self) -> list[ModelEvent]:
+        """Finish events, usage, ResponseDone; raises MalformedStream if the stream ended early."""
+        ...
+
+
+class HttpProvider:
+    kind: ClassVar[str]
+
+    def __init__(
+        self,
+        settings: ProviderSettings,
+        http: httpx.AsyncClient,
+        capabilities: Capabilities,
+        *,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self.settings = settings
+        self.capabilities = capabilities
+        self._http = http
+        self._sleep = sleep
+        self.retry = RetryPolicy(
+            max_retries=settings.max_retries,
+            initial_backoff=settings.retry_initial_backoff,
+            max_backoff=settings.retry_max_backoff,
+            max_retry_after=settings.retry_max_after,
+        )
+
+    @property
+    def name(self) -> str:
+        return self.settings.name
+
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    # -- supplied by each adapter --------------------------------------------------------------
+    def url(self) -> str:
+        raise NotImplementedError
+
+    def auth_headers(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def protocol_headers(self) -> dict[str, str]:
+        """Non-secret headers the wire needs (e.g. ``anthropic-version``)."""
+        return {}
+
+    def build_payload(self, request: ModelRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def new_accumulator(self) -> StreamAccumulator:
+        raise NotImplementedError
+
+    def events_from_body(self, body: dict[str, Any]) -> list[ModelEvent]:
+        raise NotImplementedError
+
+    # -- shared ---------------------------------------------------------------------------------
+    def describe_request(self, request: ModelRequest) -> dict[str, Any]:
+        """The request ``stream(request)`` sends, secrets removed: for the trace (R-MSG-2)."""
+        described = {
+            "method": "POST",
+            "url": self.url(),
+            "headers": {**self.settings.extra_headers, **self.protocol_headers()},
+            "body": self.build_payload(request),
+        }
+        return redact_request(described, [self.settings.api_key] if self.settings.api_key else [])
+
+    def _headers(self) -> dict[str, str]:
+        headers = {**self.settings.extra_headers, **self.protocol_headers(), **self.auth_headers()}
+        if self.capabilities.stream:
+            headers["accept"] = "text/event-stream"
+        return headers
+
+    def _timeout(self) -> httpx.Timeout:
+        total = self.settings.total_timeout
+        # Without a stream no byte comes until the whole answer is ready: only the total applies.
+        read = min(self.settings.idle_timeout, total) if self.capabilities.stream else total
+        return httpx.Timeout(
+            connect=min(10.0, total), read=read, write=min(30.0, total), pool=min(30.0, total)
+        )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        payload = self.build_payload(request)
+        attempt = 0
+        while True:
+            yielded = False
+            try:
+                async for event in self._attempt(payload):
+                    yielded = True
+                    yield event
+                return
+            except ProviderError as error:
+                delay = None if yielded else self.retry.delay(error, attempt)
+                if delay is None:
+                    raise
+            attempt += 1
+            await self._sleep(delay)
+
+    async def _attempt(self, payload: dict[str, Any]) -> AsyncIterator[ModelEvent]:
+        deadline = time.monotonic() + self.settings.total_timeout
+        try:
+            if not self.capabilities.stream:
+                for event in await self._complete_once(payload):
+                    yield event
+                return
+            async with self._http.stream(
+                "POST", self.url(), json=payload, headers=self._headers(), timeout=self._timeout()
+            ) as response:
+                if response.status_code >= 400 or not is_event_stream(response):
+                    await response.aread()
+                    for event in self._events_from_json_response(response):
+                        yield event
+                    return
+                accumulator = self.new_accumulator()
+                async for sse in iter_sse(response, deadline=deadline):
+                    for event in accumulator.feed(sse.event, sse.data):
+                        yield event
+                    if accumulator.done:
+                        break
+                for event in accumulator.finish():
+                    yield event
+        except httpx.HTTPError as exc:
+            raise map_transport_error(exc, self.settings.idle_timeout) from exc
+
+    async def _complete_once(self, payload: dict[str, Any]) -> list[ModelEvent]:
+        try:
+            async with asyncio.timeout(self.settings.total_timeout):
+                response = await self._http.post(
+                    self.url(), json=payload, headers=self._headers(), timeout=self._timeout()
+                )
+        except TimeoutError as exc:
+            raise TransientUpstream("timed out: the response took longer than the total timeout") from exc
+        return self._events_from_json_response(response)
+
+    def _events_from_json_response(self, response: httpx.Response) -> list[ModelEvent]:
+        if response.status_code >= 400:
+            raise map_response_error(response)
+        try:
+            body = response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise MalformedStream(
+                f"expected JSON or an event stream, got {response.headers.get('content-type')!r}"
+            ) from exc
+        if extract_error(body) is not None:
+            raise map_error(response.status_code, body, response.headers)
+        if not isinstance(body, dict):
+            raise MalformedStream("the response body is not a JSON object")
+        return self.events_from_body(body)

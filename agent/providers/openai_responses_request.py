@@ -1,0 +1,80 @@
+"""Neutral request -> OpenAI Responses JSON body (providers.md §2). Pure functions.
+
+The history is replayed statelessly as input items (no ``previous_response_id``): messages keep
+their role (``developer`` falls back to ``system`` where a profile says so), an assistant's tool
+calls become ``function_call`` items with the real ``call_...`` id, tool results become
+``function_call_output`` items. Tools are flat (no nested ``function`` object).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.messages import Message, ToolSpec
+from agent.providers.openai_chat_request import PROTECTED_FIELDS, output_limit
+from agent.providers.profiles import Capabilities
+from agent.providers.types import ModelRequest, ToolChoice
+
+
+def convert_message(message: Message, caps: Capabilities) -> list[dict[str, Any]]:
+    if message.role == "tool":
+        return [
+            {"type": "function_call_output", "call_id": message.tool_call_id, "output": message.content or ""}
+        ]
+    if message.role == "assistant":
+        items: list[dict[str, Any]] = []
+        if message.content:
+            items.append({"role": "assistant", "content": message.content})
+        for call in message.tool_calls:
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": call.id,
+                    "name": call.name,
+                    "arguments": call.arguments or "{}",
+                }
+            )
+        return items
+    role = message.role
+    if role == "developer" and not caps.developer_role:
+        role = "system"
+    return [{"role": role, "content": message.content or ""}]
+
+
+def convert_tool(tool: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters,
+    }
+
+
+def convert_tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
+    if isinstance(choice, str):
+        return choice
+    name = choice.get("name") or (choice.get("function") or {}).get("name")
+    return {"type": "function", "name": name} if name else dict(choice)
+
+
+def build_payload(
+    request: ModelRequest, caps: Capabilities, *, model: str, max_output: int | None
+) -> dict[str, Any]:
+    items = [item for message in request.messages for item in convert_message(message, caps)]
+    body: dict[str, Any] = {"model": model, "input": items}
+    if request.tools:
+        body["tools"] = [convert_tool(t) for t in request.tools]
+        if request.tool_choice is not None and caps.send_tool_choice:
+            body["tool_choice"] = convert_tool_choice(request.tool_choice)
+        if request.parallel_tool_calls is not None and caps.send_parallel_tool_calls:
+            body["parallel_tool_calls"] = request.parallel_tool_calls
+    limit = output_limit(request, max_output, caps.default_max_output_tokens)
+    if limit is not None:
+        body[caps.output_limit_field] = limit
+    if request.temperature is not None and caps.send_temperature:
+        body["temperature"] = request.temperature
+    for key, value in request.extra.items():
+        if key not in PROTECTED_FIELDS:
+            body[key] = value
+    body["stream"] = caps.stream
+    return body

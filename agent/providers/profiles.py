@@ -1,0 +1,110 @@
+"""Capability profiles: which optional fields a provider and model accept (R-PROV-4, R-PROV-5).
+
+A request builder sends an optional field only when the request sets it *and* the profile says the
+provider takes it; everything else is left out rather than risk a 400 (llama.cpp rejects ``n>1``,
+OpenAI reasoning models reject ``max_tokens`` and ``temperature``) or a silent misreading (Ollama
+drops ``tool_choice``). Sources per row: providers.md §1.5 and §7.7.
+
+Selection: ``resolve(preset, model, overrides)``: the preset's profile, then the first of its model
+rules whose pattern matches the model name, then the admin's overrides.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+OutputLimitField = Literal["max_completion_tokens", "max_tokens", "max_output_tokens"]
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    kind: str
+    output_limit_field: OutputLimitField = "max_tokens"
+    send_n: bool = False
+    send_tool_choice: bool = True
+    send_parallel_tool_calls: bool = False
+    send_temperature: bool = True
+    # stream_options.include_usage; only ever sent with stream=True.
+    send_stream_options: bool = True
+    stream: bool = True
+    # Without it, developer messages go out as system messages.
+    developer_role: bool = False
+    # Anthropic requires max_tokens; used when neither the request nor the settings give one.
+    default_max_output_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    base: Capabilities
+    # (regex on the model name, field overrides); the first match applies.
+    model_rules: tuple[tuple[str, dict[str, Any]], ...] = field(default_factory=tuple)
+
+
+# OpenAI's reasoning models (o-series, gpt-5) reject a temperature other than the default.
+_OPENAI_REASONING = (r"^(o\d|gpt-5)", {"send_temperature": False})
+
+PRESETS: dict[str, Preset] = {
+    "openai": Preset(
+        Capabilities(
+            kind="openai_chat",
+            output_limit_field="max_completion_tokens",
+            send_n=True,
+            send_parallel_tool_calls=True,
+            developer_role=True,
+        ),
+        (_OPENAI_REASONING,),
+    ),
+    # DeepSeek: no n, no parallel_tool_calls field; the reasoner ignores temperature.
+    "deepseek": Preset(Capabilities(kind="openai_chat"), ((r"reasoner", {"send_temperature": False}),)),
+    "qwen": Preset(Capabilities(kind="openai_chat", send_parallel_tool_calls=True)),
+    # vLLM logs that parallel_tool_calls "will be ignored"; n works.
+    "vllm": Preset(Capabilities(kind="openai_chat", send_n=True)),
+    # llama.cpp: "Only one completion choice is allowed".
+    "llamacpp": Preset(Capabilities(kind="openai_chat", send_parallel_tool_calls=True)),
+    # Ollama ignores tool_choice and n and has no parallel_tool_calls field.
+    "ollama": Preset(Capabilities(kind="openai_chat", send_tool_choice=False)),
+    "lmstudio": Preset(Capabilities(kind="openai_chat")),
+    "demo": Preset(Capabilities(kind="openai_chat", send_parallel_tool_calls=True)),
+    "openai_responses": Preset(
+        Capabilities(
+            kind="openai_responses",
+            output_limit_field="max_output_tokens",
+            send_parallel_tool_calls=True,
+            send_stream_options=False,
+            developer_role=True,
+        ),
+        (_OPENAI_REASONING,),
+    ),
+    "anthropic": Preset(
+        Capabilities(
+            kind="anthropic",
+            send_parallel_tool_calls=True,  # as tool_choice.disable_parallel_tool_use
+            send_stream_options=False,
+            default_max_output_tokens=4096,
+        )
+    ),
+}
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(Capabilities)) - {"kind"}
+
+
+def resolve(preset: str, model: str, overrides: dict[str, Any] | None = None) -> Capabilities:
+    """The capabilities for ``model`` under ``preset``, with the admin's ``overrides`` last."""
+    try:
+        chosen = PRESETS[preset]
+    except KeyError:
+        raise ValueError(f"unknown provider preset {preset!r}; expected one of {sorted(PRESETS)}") from None
+    caps = chosen.base
+    for pattern, changes in chosen.model_rules:
+        if re.search(pattern, model):
+            caps = dataclasses.replace(caps, **changes)
+            break
+    if overrides:
+        unknown = set(overrides) - _FIELDS
+        if unknown:
+            raise ValueError(f"unknown capability override(s) {sorted(unknown)}; known: {sorted(_FIELDS)}")
+        caps = dataclasses.replace(caps, **overrides)
+    return caps
