@@ -9,7 +9,7 @@ from typing import Any
 @dataclass(frozen=True, slots=True)
 class PlannedToolCall:
     name: str
-    arguments: dict[str, Any] | str  # a str is sent verbatim (used to fake truncated JSON)
+    arguments: dict[str, Any] | str  # a str is sent verbatim (used to fake truncated or broken JSON)
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,5 +17,8 @@ class Plan:
     text_pieces: tuple[str, ...] = ()
     tool_calls: tuple[PlannedToolCall, ...] = ()
     finish_reason: str = "stop"
-    # Fault injection, read by app.py: HTTP status to return instead, seconds to stall, etc.
-    faults: dict[str, Any] = field(default_factory=dict)
+    # Fault injection, read by app.py: "429", "500", "stall", "malformed", "context-overflow", "slow".
+    faults: frozenset[str] = frozenset()
+    # More choices after choice 0 ([[demo:n2]]): a client must ignore them (R-MSG-3).
+    extra_choices: tuple[Plan, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict)

@@ -1,38 +1,37 @@
-"""Deterministic answers. The agent-loop issue teaches it the seeds' tool scenarios."""
+"""Deterministic answers: trigger behaviours first, then the seeds' scenarios, else an echo."""
 
 from __future__ import annotations
 
-import re
+from dataclasses import replace
 from typing import Any
 
+from agent.demo_model.history import read_turn
 from agent.demo_model.plan import Plan
+from agent.demo_model.scenarios import SCENARIOS
+from agent.demo_model.text import echo, say, split_tokens
+from agent.demo_model.triggers import BEHAVIOURS, WIRE_FAULTS
 
-_WORD = re.compile(r"\S+\s*|\s+")
-
-
-def split_tokens(text: str) -> tuple[str, ...]:
-    """Split text into word-sized pieces that concatenate back to exactly ``text``."""
-    return tuple(_WORD.findall(text))
-
-
-def last_user_text(messages: list[dict[str, Any]]) -> str:
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, list):
-                return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-            return content or ""
-    return ""
+__all__ = ["plan_reply", "split_tokens"]
 
 
 def plan_reply(body: dict[str, Any]) -> Plan:
-    messages = body.get("messages") or []
-    said = last_user_text(messages).strip()
-    quoted = said if len(said) <= 200 else said[:200] + "…"
-    text = (
-        "Hello! I am the clearloop demo model, a scripted stand-in for a real LLM. "
-        f"You said: “{quoted}”. "
-        "I answer deterministically so that every step you see in the trace can be checked. "
-        "Point clearloop at a real provider in the admin or with OPENAI_BASE_URL to chat with an LLM."
-    )
-    return Plan(text_pieces=split_tokens(text), finish_reason="stop")
+    turn = read_turn(body)
+    triggers = turn.triggers
+    plan: Plan | None = None
+    for name in sorted(triggers & BEHAVIOURS.keys()):
+        plan = BEHAVIOURS[name](turn)
+        if plan is not None:
+            break
+    for scenario in SCENARIOS if plan is None else ():
+        plan = scenario(turn)
+        if plan is not None:
+            break
+    plan = plan or echo(turn)
+    if plan.tool_calls and turn.tools_off:
+        # tool_choice "none" (or no tools): a well-behaved model answers with what it has.
+        done = sum(len(r) for r in turn.rounds)
+        plan = say(
+            turn, f"根据已有的 {done} 个工具结果作答。", f"Answering with the {done} tool results I have."
+        )
+    faults = frozenset(triggers & WIRE_FAULTS)
+    return replace(plan, faults=faults) if faults else plan

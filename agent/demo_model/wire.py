@@ -14,16 +14,23 @@ def count_tokens(text: str) -> int:
 
 
 def prompt_tokens(body: dict[str, Any]) -> int:
-    return count_tokens(json.dumps(body.get("messages", []), ensure_ascii=False)) + count_tokens(
-        json.dumps(body.get("tools", []), ensure_ascii=False)
-    )
+    messages = json.dumps(body.get("messages", []), ensure_ascii=False)
+    tools = json.dumps(body.get("tools", []), ensure_ascii=False)
+    return count_tokens(messages) + count_tokens(tools)
 
 
 class ChunkWriter:
     def __init__(self, completion_id: str, model: str, created: int) -> None:
-        self.base = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model}
+        self.base = {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+        }
 
-    def chunk(self, delta: dict[str, Any], finish_reason: str | None = None, index: int = 0) -> dict[str, Any]:
+    def chunk(
+        self, delta: dict[str, Any], finish_reason: str | None = None, index: int = 0
+    ) -> dict[str, Any]:
         choice = {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
         return {**self.base, "choices": [choice], "usage": None}
 
@@ -31,20 +38,27 @@ class ChunkWriter:
         return {**self.base, "choices": [], "usage": usage}
 
 
+def arguments_text(arguments: dict[str, Any] | str) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+
+
 def tool_call_payload(plan: Plan, ids: list[str]) -> list[dict[str, Any]]:
-    calls = []
-    for call_id, call in zip(ids, plan.tool_calls, strict=True):
-        args = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments, ensure_ascii=False)
-        calls.append({"id": call_id, "type": "function", "function": {"name": call.name, "arguments": args}})
-    return calls
+    return [
+        {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": c.name, "arguments": arguments_text(c.arguments)},
+        }
+        for call_id, c in zip(ids, plan.tool_calls, strict=True)
+    ]
 
 
 def usage_dict(body: dict[str, Any], plan: Plan) -> dict[str, int]:
     prompt = prompt_tokens(body)
-    completion = sum(count_tokens(p) for p in plan.text_pieces) + sum(
-        count_tokens(json.dumps(c.arguments) if not isinstance(c.arguments, str) else c.arguments)
-        for c in plan.tool_calls
-    )
+    completion = 0
+    for choice in (plan, *plan.extra_choices):
+        completion += sum(count_tokens(p) for p in choice.text_pieces)
+        completion += sum(count_tokens(arguments_text(c.arguments)) for c in choice.tool_calls)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
