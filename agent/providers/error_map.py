@@ -117,7 +117,7 @@ def _effective_status(status: int | None, info: ErrorInfo) -> int | None:
     return status
 
 
-def _error_class(status: int | None, info: ErrorInfo) -> type[ProviderError]:  # noqa: C901 - one flat table
+def _error_class(status: int | None, info: ErrorInfo) -> type[ProviderError]:
     keys = {k.lower() for k in (info.code, info.type) if k}
     if keys & _CONTEXT_CODES or _CONTEXT_MESSAGE.search(info.message):
         return ContextTooLong

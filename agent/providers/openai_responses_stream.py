@@ -53,7 +53,7 @@ class ResponsesAccumulator:
             raise MalformedStream(f"a stream event is not a JSON object: {data[:200]!r}")
         return self.feed_event(payload.get("type") or event, payload)
 
-    def feed_event(self, kind: str, payload: dict[str, Any]) -> list[ModelEvent]:  # noqa: C901 - a dispatch table
+    def feed_event(self, kind: str, payload: dict[str, Any]) -> list[ModelEvent]:
         if kind == "response.output_text.delta":
             return self._text(payload.get("delta") or "")
         if kind == "response.function_call_arguments.delta":

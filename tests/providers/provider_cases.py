@@ -83,7 +83,7 @@ class Case:
     refusal: str | None = None
 
 
-def _cases() -> list[Case]:  # noqa: PLR0915 - a table
+def _cases() -> list[Case]:
     chat, responses, anthropic = "openai_chat", "openai_responses", "anthropic"
     exchanges = anthropic_exchanges("anthropic_http_stream_tool_use_roundtrip.json")
     interactions = cassette("openai_responses_http_stream_function_call_roundtrip.cassette.yaml")
