@@ -9,7 +9,8 @@ from celery.signals import worker_process_shutdown, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatapp.settings")
 
-app = Celery("clearloop")
+# DjangoTask gives every task delay_on_commit (enqueue only after the transaction commits).
+app = Celery("clearloop", task_cls="celery.contrib.django.task:DjangoTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["chatapp"])
 

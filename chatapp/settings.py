@@ -119,6 +119,8 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TASK_ALWAYS_EAGER = False
+# A separate queue name lets several deployments (or test sessions) share one Redis.
+CELERY_TASK_DEFAULT_QUEUE = env_str("CLEARLOOP_QUEUE", "clearloop")
 
 # --- clearloop ----------------------------------------------------------------------------------
 PORT = env_int("PORT", 8000, minimum=1)
@@ -156,6 +158,7 @@ AUTH_PASSWORD_VALIDATORS = [] if DEBUG else [
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 WHITENOISE_USE_FINDERS = True
 
 LANGUAGE_CODE = "en-us"

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import logging
 
-from celery import shared_task
+from chatapp.celery import app
 
 from chatapp.worker.lease import LeaseRefused, acquire_lease, release_lease
 
 log = logging.getLogger(__name__)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+@app.task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def execute_run(run_id: int) -> None:
     from chatapp.worker.driver import drive_run
     from chatapp.worker.runtime import get_runtime
