@@ -38,17 +38,15 @@ def _history_arguments(raw: str) -> str:
     return raw
 
 
-def _assistant_message(state: RunState, record: RoundRecord) -> Message:
+def _assistant_message(record: RoundRecord) -> Message:
     choice = record.choice
     calls: tuple[ToolCall, ...] = ()
     if choice.tool_calls and record.kind != "final":
         calls = tuple(ToolCall(c.id, c.name, _history_arguments(c.arguments_raw)) for c in choice.tool_calls)
-    message = Message.assistant(choice.text or None, calls)
-    if choice.reasoning:
-        message = Message(
-            role="assistant", content=message.content, tool_calls=calls, reasoning=choice.reasoning
-        )
-    return message
+    # Reasoning stays with its message; whether it is sent back is the adapter's business.
+    return Message(
+        role="assistant", content=choice.text or None, tool_calls=calls, reasoning=choice.reasoning or None
+    )
 
 
 def transcript(state: RunState) -> list[Message]:
@@ -56,7 +54,7 @@ def transcript(state: RunState) -> list[Message]:
     messages = list(state.messages)
     rounds = state.rounds
     for pos, record in enumerate(rounds):
-        messages.append(_assistant_message(state, record))
+        messages.append(_assistant_message(record))
         if record.choice.tool_calls and record.kind != "final":
             for call in state.calls_of_round(record.round_index):
                 content = call.result if call.result is not None else "{}"

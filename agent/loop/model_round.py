@@ -14,6 +14,7 @@ from agent.messages import Message, ToolSpec
 from agent.providers import types as pt
 from agent.providers.base import Provider
 from agent.providers.errors import ContextTooLong, MalformedStream
+from agent.providers.registry import describe_request
 from agent.sink import Sink
 from agent.state import RunState
 from agent.toolbox import ToolInfo
@@ -112,10 +113,12 @@ async def _compress(
     return list(shrunk), ratio.apply(counter.count_request(shrunk, specs))
 
 
-def request_record(prepared: PreparedRound, kind: str, guard: str | None) -> dict:
-    """The request as stored in the trace (R-MSG-2). The loop never holds secrets; adapters add auth."""
+def request_record(provider: Provider, prepared: PreparedRound, kind: str, guard: str | None) -> dict:
+    """The request as stored in the trace (R-MSG-2). The loop never holds secrets; adapters add auth,
+    and ``wire`` is the adapter's own description of what it sent, secrets removed."""
     req = prepared.request
     return {
+        "wire": describe_request(provider, req),
         "messages": [m.to_dict() for m in req.messages],
         "tools": [t.to_dict() for t in req.tools],
         "tool_choice": req.tool_choice,
@@ -169,7 +172,7 @@ async def stream_round(
             kind=kind,
             provider=provider.name,
             model=response.model or provider.model,
-            request=request_record(prepared, kind, guard),
+            request=request_record(provider, prepared, kind, guard),
             response=response,
             finish_reason=primary.finish_reason,
             finish_reason_raw=primary.finish_reason_raw,

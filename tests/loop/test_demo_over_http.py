@@ -58,6 +58,8 @@ async def test_000_section_6_three_rounds_match_the_seed_structurally():
         state = RunState.start("seed-6", seed_start())
         step = await run_agent(state, provider, files, ListSink(), LoopSettings(), RiskPolicy())
     assert step.text == SEED["final_response"]["choices"][0]["message"]["content"]
+    # R-MSG-2: the adapter's own wire request is stored with each round.
+    assert state.rounds[0].request["wire"]["body"]["tools"] and len(state.rounds) == 3
     ours = [m.to_dict() for m in transcript(state)]
     assert [m["role"] for m in ours] == [m["role"] for m in SEED_MESSAGES] + ["assistant"]
     # Tool call ids pair each tool message with the assistant message right before it.
