@@ -35,7 +35,7 @@ from agent.providers.types import (
 
 
 def _text_of(content: Any) -> str:
-    if isinstance(content, str):
+    if type(content) is str:
         return content
     if isinstance(content, list):  # content parts, as some compatible servers send them
         return "".join(p.get("text", "") for p in content if isinstance(p, dict))
@@ -63,15 +63,17 @@ class ChatAccumulator:
         return self.feed_chunk(chunk)
 
     def feed_chunk(self, chunk: dict[str, Any]) -> list[ModelEvent]:
-        if extract_error(chunk) is not None:
+        # Cheap membership test first: this runs for every chunk of every stream.
+        if ("error" in chunk or chunk.get("object") == "error") and extract_error(chunk) is not None:
             raise map_error(None, chunk)
         if self.response_id is None and chunk.get("id"):
             self.response_id = str(chunk["id"])
         if not self.model and chunk.get("model"):
             self.model = str(chunk["model"])
-        if isinstance(chunk.get("usage"), dict):
+        usage = chunk.get("usage")
+        if usage and type(usage) is dict:
             # Later usage replaces earlier: vLLM's continuous usage stats are cumulative.
-            self.usage = chunk["usage"]
+            self.usage = usage
         events: list[ModelEvent] = []
         for choice in chunk.get("choices") or ():
             self._feed_choice(choice, events)
@@ -83,22 +85,29 @@ class ChatAccumulator:
         if pending is None:
             pending = self.choices[index] = PendingChoice(index)
         delta = choice.get("delta") or choice.get("message") or {}
-        text = _text_of(delta.get("content"))
-        if text:
-            pending.text.append(text)
-            events.append(TextDelta(text, index))
-        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-        if isinstance(reasoning, str) and reasoning:
-            pending.reasoning.append(reasoning)
-            events.append(ReasoningDelta(reasoning, index))
-        refusal = delta.get("refusal")
-        if isinstance(refusal, str) and refusal:
-            pending.refusal.append(refusal)
-        calls = delta.get("tool_calls")
-        if not calls and isinstance(delta.get("function_call"), dict):
-            calls = [{"index": 0, "function": delta["function_call"]}]  # the deprecated single call
-        for call in calls or ():
-            self._feed_call(pending, call, events)
+        # One pass over the (few) keys present rather than a lookup per field we know of.
+        for key, value in delta.items():
+            if not value:
+                continue
+            if key == "content":
+                text = _text_of(value)
+                if text:
+                    pending.text.append(text)
+                    events.append(TextDelta(text, index))
+            elif type(value) is str and (
+                key == "reasoning_content" or (key == "reasoning" and not delta.get("reasoning_content"))
+            ):
+                # Servers sending both carry the same text twice; reasoning_content wins.
+                pending.reasoning.append(value)
+                events.append(ReasoningDelta(value, index))
+            elif key == "refusal" and type(value) is str:
+                pending.refusal.append(value)
+            elif key == "tool_calls":
+                for call in value:
+                    self._feed_call(pending, call, events)
+            elif key == "function_call" and not delta.get("tool_calls") and type(value) is dict:
+                # The deprecated single function_call.
+                self._feed_call(pending, {"index": 0, "function": value}, events)
         raw = choice.get("finish_reason")
         if raw is not None:
             pending.finish_raw = str(raw)  # Poolside sends integers

@@ -251,3 +251,13 @@ async def test_synthetic_responses_failed_and_error_event_raise(server, http):
     error = events_sse({"type": "error", "code": "invalid_prompt", "message": "bad prompt", "param": None})
     with pytest.raises(Exception, match="bad prompt"):
         await run(server, http, error, "openai_responses", "", max_retries=0)
+
+
+async def test_synthetic_reasoning_field_names(server, http):
+    body = chat_sse(
+        {"index": 0, "delta": {"reasoning": "think "}, "finish_reason": None},
+        {"index": 0, "delta": {"reasoning_content": "hard", "reasoning": "hard"}, "finish_reason": None},
+        {"index": 0, "delta": {"content": "done"}, "finish_reason": "stop"},
+    )
+    choice = response_of(await run(server, http, body, preset="ollama")).primary
+    assert choice.reasoning == "think hard" and choice.text == "done"
