@@ -1,0 +1,83 @@
+"""Demo mode with nothing configured: SQLite (WAL) and a Redis the app starts itself, real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from chatapp.devstack import port_open, wait_for
+from tests.integration.stack import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def embedded_env(tmp_path: Path) -> dict[str, str]:
+    port, redis_port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    env.update({"DEBUG": "1", "CLEARLOOP_DATA_DIR": str(tmp_path / "data"), "PORT": str(port),
+                "CLEARLOOP_EMBEDDED_REDIS_PORT": str(redis_port), "DEMO_MODEL_TOKENS_PER_SECOND": "200",
+                "CLEARLOOP_QUEUE": f"embedded-{port}"})
+    return env
+
+
+def manage(env: dict[str, str], *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture
+def seeded(tmp_path):
+    env = embedded_env(tmp_path)
+    for args in (("migrate", "--noinput"), ("seed_demo",)):
+        result = manage(env, *args)
+        assert result.returncode == 0, result.stderr
+    return env
+
+
+def test_chat_command_runs_through_sqlite_and_a_self_started_redis(seeded):
+    result = manage(seeded, "chat", "--user", "demo", "--message", "hi", "--json")
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = json.loads(result.stdout)
+    assert out["status"] == "succeeded" and "hi" in out["text"]
+    assert out["deltas"] >= 3 and out["run_id"] and out["conversation_id"]
+    assert {"rounds", "tool_calls", "events"} <= set(out["trace"])
+    database = Path(seeded["CLEARLOOP_DATA_DIR"]) / "clearloop.sqlite3"
+    assert sqlite3.connect(database).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    # the stack the command started for itself is gone again
+    assert not port_open("127.0.0.1", int(seeded["CLEARLOOP_EMBEDDED_REDIS_PORT"]))
+
+
+def test_chat_command_exits_non_zero_when_the_run_fails(seeded):
+    env = {**seeded, "DEMO_MODEL_URL": "http://127.0.0.1:9/v1"}
+    assert manage(env, "seed_demo").returncode == 0
+    result = manage(env, "chat", "--user", "demo", "--message", "hi", "--json")
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["status"] == "failed"
+
+
+def test_runall_serves_the_app_and_ctrl_c_leaves_no_orphans(seeded):
+    port = int(seeded["PORT"])
+    proc = subprocess.Popen([sys.executable, "manage.py", "runall", "--concurrency", "2"], cwd=ROOT, env=seeded,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        wait_for(lambda: port_open("127.0.0.1", port), 90, "runall", proc)
+        children = psutil.Process(proc.pid).children(recursive=True)
+        names = " ".join(" ".join(c.cmdline()) for c in children)
+        assert "daphne" in names and "celery" in names and "redis-server" in names
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert f"http://127.0.0.1:{port}/" in output and "demo/demo" in output
+    alive = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+    assert alive == []
+    assert not port_open("127.0.0.1", port)
