@@ -124,7 +124,8 @@ async def _model_round(
             if not exc.retryable or retries >= settings.round_retries:
                 return await _fail(state, sink, type(exc).__name__, exc.message, exc.code)
             retries += 1
-            await asyncio.sleep(min(exc.retry_after or 1.0, settings.max_round_retry_wait))
+            wait = exc.retry_after if exc.retry_after is not None else 1.0
+            await asyncio.sleep(min(wait, settings.max_round_retry_wait))
 
 
 async def _finish(state: RunState, sink: Sink) -> NextStep:
