@@ -76,6 +76,11 @@ class Stack:
             self._start_redis()
             if self.with_worker:
                 self._spawn("worker", celery_worker_argv(self.worker_concurrency))
+            if self.with_web and settings.DEMO_MODE and not port_open("127.0.0.1", settings.DEMO_MCP_PORT):
+                # One demo MCP server is served over Streamable HTTP, as a remote server would be.
+                mcp = self._spawn("demo-mcp-http", [sys.executable, "-m", "agent.demo_servers.geo_simulator",
+                                                    "--http", "--port", str(settings.DEMO_MCP_PORT)])
+                wait_for(lambda: port_open("127.0.0.1", settings.DEMO_MCP_PORT), 60, "the demo MCP server", mcp)
             if self.with_web:
                 web = self._spawn("web", daphne_argv(self.port))
                 wait_for(lambda: port_open("127.0.0.1", self.port), 60, "daphne", web)

@@ -129,6 +129,7 @@ DEMO_MODEL_URL = env_url(
     "DEMO_MODEL_URL", f"http://127.0.0.1:{PORT}/demo-llm/v1", schemes=("http", "https")
 )
 DEMO_MODEL_TOKENS_PER_SECOND = env_float("DEMO_MODEL_TOKENS_PER_SECOND", 40.0, minimum=0)
+DEMO_MCP_PORT = env_int("CLEARLOOP_DEMO_MCP_PORT", 8765, minimum=1)
 MAX_MESSAGE_BYTES = env_int("CLEARLOOP_MAX_MESSAGE_BYTES", 100_000, minimum=1)
 RUN_MAX_DELIVERIES = env_int("CLEARLOOP_RUN_MAX_DELIVERIES", 3, minimum=1)
 RUN_LEASE_SECONDS = env_int("CLEARLOOP_RUN_LEASE_SECONDS", 120, minimum=10)

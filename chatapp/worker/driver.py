@@ -33,7 +33,8 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
         await recorder.publish_status("running")
         provider = ctx.build_provider(await runtime.http_client())
         toolbox = await build_toolbox(runtime, ctx)
-        loop_settings = LoopSettings(workspace=ctx.workspace, limits=ctx.limits)
+        # The workspace toolbox is rooted at this conversation's folder already (see toolboxes.py).
+        loop_settings = LoopSettings(limits=ctx.limits)
         await run_agent(ctx.state, provider, toolbox, recorder, loop_settings, build_policy(ctx))
     except ProviderError as exc:
         await recorder.emit(ev.RunFailed(type(exc).__name__, exc.message, exc.code))

@@ -1,24 +1,120 @@
-"""The tools a run is offered, and the policy that guards them (filled in by the tools issue)."""
+"""The tools a run is offered, shaped by the admin's policies, and the policy hook that guards them.
+
+Built-in tools (workspace files, read-only SQL) and every enabled MCP server are combined; the
+conversation's toggles filter them; ``ToolPolicy`` rows set each tool's tier, approval mode and the
+description the model reads (R-LOOP-8).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
 from typing import Any
 
-from agent.loop import RiskPolicy
+from django.conf import settings
+
+from agent.loop import PolicyDecision, ProposedCall
+from agent.mcp import McpPool, McpToolbox
+from agent.messages import ToolSpec
 from agent.toolbox import ToolContext, ToolInfo, ToolOutcome
+from agent.tools import CombinedToolbox, SqlToolbox, WorkspaceToolbox
+from chatapp.services import policies
+from chatapp.services.demo_database import sql_backend
+from chatapp.services.mcp_config import enabled_configs
+from chatapp.worker.runtime import WorkerRuntime
 
 
-class NoTools:
+class PolicyToolbox:
+    """Applies policies and the conversation's toggles to what an inner toolbox offers."""
+
+    def __init__(self, inner: Any, rules: list, trusted: set[str], toggles: dict[str, Any]) -> None:
+        self.inner = inner
+        self.rules = rules
+        self.trusted = trusted
+        self.toggles = toggles or {}
+        self.effective: dict[str, policies.Rule] = {}
+
+    def _offered(self, info: ToolInfo) -> bool:
+        servers = self.toggles.get("servers", {})
+        tools = self.toggles.get("tools", {})
+        if info.server and servers.get(info.server) is False:
+            return False
+        return tools.get(info.spec.name) is not False
+
     async def list_tools(self) -> list[ToolInfo]:
-        return []
+        offered = []
+        for info in await self.inner.list_tools():
+            rule = policies.match(self.rules, info.spec.name) or policies.default_rule(
+                info.risk, info.server, info.server in self.trusted, info.hints
+            )
+            self.effective[info.spec.name] = rule
+            if not rule.enabled or not self._offered(info) or info.disabled_reason:
+                continue
+            spec = info.spec
+            if rule.description:
+                spec = ToolSpec(spec.name, rule.description, spec.parameters)
+            offered.append(dataclasses.replace(info, spec=spec, risk=rule.tier))
+        return offered
 
     async def execute(self, name: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
-        return ToolOutcome.failure("unknown_tool", f"no tool named {name}")
+        return await self.inner.execute(name, arguments, ctx)
 
 
-async def build_toolbox(runtime: Any, ctx: Any) -> Any:
-    return NoTools()
+class DbPolicy:
+    """The loop's policy hook, answering from the rules the toolbox resolved for this run."""
+
+    def __init__(self, toolbox: PolicyToolbox) -> None:
+        self.toolbox = toolbox
+
+    async def check(self, call: ProposedCall) -> PolicyDecision:
+        rule = self.toolbox.effective.get(call.name)
+        if rule is None or not rule.enabled:
+            return PolicyDecision("deny", f"{call.name} is disabled by the administrator")
+        if rule.needs_approval:
+            return PolicyDecision("needs_approval", f"{call.name} is {rule.tier} risk and needs an admin's approval")
+        return PolicyDecision("allow")
 
 
-def build_policy(ctx: Any) -> Any:
-    return RiskPolicy()
+async def mcp_pool(runtime: WorkerRuntime) -> McpPool:
+    pool = runtime.resources.get("mcp_pool")
+    if pool is None:
+        pool = McpPool(log_dir=Path(settings.DATA_DIR) / "logs" / "mcp")
+        runtime.resources["mcp_pool"] = pool
+        runtime.on_close(pool.aclose)
+    return pool
+
+
+def _load_host_config() -> tuple[list, list, set[str], Any]:
+    configs = enabled_configs()
+    return configs, policies.load_rules(), {c.name for c in configs if c.trusted}, sql_backend()
+
+
+async def build_toolbox(runtime: WorkerRuntime, ctx: Any) -> PolicyToolbox:
+    configs, rules, trusted, backend = await runtime.db(_load_host_config)
+    pool = await mcp_pool(runtime)
+    workspace = Path(ctx.workspace)
+    await runtime.db(prepare_workspace, workspace, ctx.owner_id)
+    parts: list[Any] = [WorkspaceToolbox(workspace), SqlToolbox(backend)]
+    overrides = {pattern: rule.description for pattern, rule in rules if rule.description}
+    if configs:
+        parts.append(McpToolbox(pool, configs, description_overrides=overrides))
+    box = PolicyToolbox(CombinedToolbox(parts), rules, trusted, ctx.tool_settings)
+    ctx.toolbox = box
+    return box
+
+
+def build_policy(ctx: Any) -> DbPolicy:
+    return DbPolicy(ctx.toolbox)
+
+
+def prepare_workspace(workspace: Path, owner_id: int) -> None:
+    """A conversation's workspace starts as a copy of its owner's template folder, if there is one."""
+    import shutil
+
+    if workspace.exists():
+        return
+    template = Path(settings.WORKSPACE_ROOT) / f"user-{owner_id}" / "template"
+    if template.is_dir():
+        shutil.copytree(template, workspace, symlinks=False)
+    else:
+        workspace.mkdir(parents=True, exist_ok=True)

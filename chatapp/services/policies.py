@@ -1,0 +1,52 @@
+"""Tool policies (R-TOOL-2): which tier a tool is in, whether it needs an admin, what the model reads.
+
+A ``ToolPolicy`` pattern is a tool name or a glob (``github__*``); an exact name beats a glob and a
+longer glob beats a shorter one. Without a policy, a built-in tool keeps the tier the engine gives
+it and every MCP tool is high risk, unless its server is marked trusted and annotates it
+``readOnlyHint`` (annotations from untrusted servers are only shown as hints).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+
+from chatapp.models import ToolPolicy
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    tier: str
+    approval: str  # never | always | when_high
+    enabled: bool = True
+    max_calls_per_run: int = 3
+    description: str = ""
+    allow_self_approval: bool = False
+
+    @property
+    def needs_approval(self) -> bool:
+        return self.approval == "always" or (self.approval == "when_high" and self.tier == "high")
+
+
+def load_rules() -> list[tuple[str, Rule]]:
+    return [
+        (p.pattern, Rule(p.tier, p.approval, p.enabled, p.max_calls_per_run, p.description_override,
+                         p.allow_self_approval))
+        for p in ToolPolicy.objects.all()
+    ]
+
+
+def match(rules: list[tuple[str, Rule]], name: str) -> Rule | None:
+    exact = [rule for pattern, rule in rules if pattern == name]
+    if exact:
+        return exact[0]
+    globs = [(len(pattern), rule) for pattern, rule in rules if fnmatch.fnmatchcase(name, pattern)]
+    return max(globs, key=lambda item: item[0])[1] if globs else None
+
+
+def default_rule(risk: str, server: str | None, trusted: bool, hints: dict) -> Rule:
+    if server is None:
+        return Rule(tier=risk, approval="when_high")
+    if trusted and hints.get("readOnlyHint") is True:
+        return Rule(tier="read_only", approval="when_high")
+    return Rule(tier="high", approval="when_high")
