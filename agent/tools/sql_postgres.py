@@ -158,6 +158,10 @@ class PostgresBackend:
             # "SET TRANSACTION READ WRITE" is then refused ("must be set before any query").
             await conn.execute("SELECT 1")
             cur = await conn.execute(sql, prepare=True)  # type: ignore[arg-type]
+            tag = (cur.statusmessage or "").split(" ", 1)[0].upper()
+            if tag != "SELECT":
+                # Nothing this could do outlives the rollback below; saying so keeps the model honest.
+                raise QueryRefused(f"only SELECT statements are allowed (this was {tag or 'not a query'})")
             columns = [d.name for d in cur.description or ()]
             raw = await cur.fetchmany(limit + 1) if cur.description else []
         except psycopg.errors.QueryCanceled:

@@ -92,6 +92,10 @@ def check_path(root: Path, raw: str) -> SafePath:
         raise UnsafePathError("paths starting with '~' are not allowed; use a path relative to the workspace")
     if "\\" in raw:
         raise UnsafePathError("use '/' as the path separator")
+    if ".." in raw.split("/"):
+        # Lexical '..' handling differs from the kernel's once a symlink is involved
+        # ('link/..' is not '.'), so the component is refused outright: paths are from the root.
+        raise UnsafePathError(f"'..' is not allowed in paths; give the path from the workspace root: {raw}")
     real_root = Path(os.path.realpath(root))
     candidate = PurePosixPath(raw)
     if candidate.is_absolute():
@@ -195,7 +199,7 @@ def replace_file(path: SafePath, data: bytes) -> None:
     name = path.parts[-1]
     tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     with open_dir(parent, create=True) as dir_fd:
-        _refuse_directory(name, dir_fd, path.relative)
+        _refuse_special(name, dir_fd, path.relative)
         fd = os.open(
             tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd
         )
@@ -209,10 +213,17 @@ def replace_file(path: SafePath, data: bytes) -> None:
             raise
 
 
-def _refuse_directory(name: str, dir_fd: int, raw: str) -> None:
+def _refuse_special(name: str, dir_fd: int, raw: str) -> None:
+    """Only a missing name or a plain, singly-linked file may be replaced: same rule as for reads."""
     try:
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
         return
     if stat.S_ISDIR(st.st_mode):
         raise UnsafePathError(f"is a directory: {raw}")
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafePathError(f"symbolic links are not followed or replaced: {raw}")
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafePathError(f"not a regular file: {raw}")
+    if st.st_nlink > 1:
+        raise UnsafePathError(f"file has several hard links and is refused: {raw}")
