@@ -2,8 +2,8 @@
 SHELL := /bin/bash
 VENV  := .venv
 BIN   := $(VENV)/bin
-# Django 6 needs Python >= 3.12: take python3.13/3.12 from PATH, else from pyenv's versions.
-PYTHON ?= $(shell for v in 3.13 3.12; do p=$$(command -v python$$v 2>/dev/null || ls -d $$HOME/.pyenv/versions/$$v*/bin/python$$v 2>/dev/null | tail -n1); if [ -n "$$p" ]; then echo $$p; break; fi; done)
+# Django 6 needs Python >= 3.12: scripts/find_python.sh looks on the PATH, then in pyenv's versions.
+PYTHON ?= $(shell bash scripts/find_python.sh)
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/clearloop
 TEST_REDIS_URL    ?= redis://127.0.0.1:6379/14
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
-from celery.signals import worker_process_shutdown, worker_shutdown
+from celery.signals import worker_process_shutdown, worker_ready, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatapp.settings")
 
@@ -22,3 +22,14 @@ def _close_runtime(**_: object) -> None:
     from chatapp.worker.runtime import shutdown_runtime
 
     shutdown_runtime()
+
+
+@worker_ready.connect
+def _recover_orphans(**_: object) -> None:
+    # A task lost with a killed worker comes back when Redis redelivers it (visibility timeout); this
+    # also catches runs whose message was lost entirely. The lease makes a duplicate harmless.
+    from chatapp.tasks import execute_run
+    from chatapp.worker.lease import orphaned_runs
+
+    for run_id in orphaned_runs():
+        execute_run.delay(run_id)

@@ -78,9 +78,20 @@ class Stack:
                 self._spawn("worker", celery_worker_argv(self.worker_concurrency))
             if self.with_web and settings.DEMO_MODE and not port_open("127.0.0.1", settings.DEMO_MCP_PORT):
                 # One demo MCP server is served over Streamable HTTP, as a remote server would be.
-                mcp = self._spawn("demo-mcp-http", [sys.executable, "-m", "agent.demo_servers.geo_simulator",
-                                                    "--http", "--port", str(settings.DEMO_MCP_PORT)])
-                wait_for(lambda: port_open("127.0.0.1", settings.DEMO_MCP_PORT), 60, "the demo MCP server", mcp)
+                mcp = self._spawn(
+                    "demo-mcp-http",
+                    [
+                        sys.executable,
+                        "-m",
+                        "agent.demo_servers.geo_simulator",
+                        "--http",
+                        "--port",
+                        str(settings.DEMO_MCP_PORT),
+                    ],
+                )
+                wait_for(
+                    lambda: port_open("127.0.0.1", settings.DEMO_MCP_PORT), 60, "the demo MCP server", mcp
+                )
             if self.with_web:
                 web = self._spawn("web", daphne_argv(self.port))
                 wait_for(lambda: port_open("127.0.0.1", self.port), 60, "daphne", web)
@@ -96,8 +107,19 @@ class Stack:
             return
         data = Path(settings.DATA_DIR) / "redis"
         data.mkdir(parents=True, exist_ok=True)
-        argv = [redis_server_binary(), "--port", str(settings.EMBEDDED_REDIS_PORT), "--bind", "127.0.0.1",
-                "--dir", str(data), "--save", "", "--appendonly", "no"]
+        argv = [
+            redis_server_binary(),
+            "--port",
+            str(settings.EMBEDDED_REDIS_PORT),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(data),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ]
         proc = self._spawn("redis", argv)
         wait_for(lambda: port_open("127.0.0.1", settings.EMBEDDED_REDIS_PORT), 20, "redis-server", proc)
 
@@ -134,9 +156,26 @@ def daphne_argv(port: int) -> list[str]:
 
 
 def celery_worker_argv(concurrency: int) -> list[str]:
-    return [sys.executable, "-m", "celery", "-A", "chatapp", "worker", "--pool", "threads",
-            "--concurrency", str(concurrency), "--prefetch-multiplier", "1", "--loglevel", "INFO",
-            "--without-gossip", "--without-mingle", "-n", f"clearloop-{os.getpid()}-{time.time_ns()}@%h"]
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "chatapp",
+        "worker",
+        "--pool",
+        "threads",
+        "--concurrency",
+        str(concurrency),
+        "--prefetch-multiplier",
+        "1",
+        "--loglevel",
+        "INFO",
+        "--without-gossip",
+        "--without-mingle",
+        "-n",
+        f"clearloop-{os.getpid()}-{time.time_ns()}@%h",
+    ]
 
 
 def worker_ready() -> bool:

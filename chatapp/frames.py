@@ -49,22 +49,40 @@ _BY_NAME = {name: cls for cls, name in _TYPE_NAMES.items()}
 
 def _usage(data: dict[str, Any] | None) -> Usage:
     data = data or {}
-    return Usage(**{k: data.get(k) for k in ("prompt_tokens", "completion_tokens", "total_tokens",
-                                             "cached_tokens", "reasoning_tokens", "raw")})
+    return Usage(
+        **{
+            k: data.get(k)
+            for k in (
+                "prompt_tokens",
+                "completion_tokens",
+                "total_tokens",
+                "cached_tokens",
+                "reasoning_tokens",
+                "raw",
+            )
+        }
+    )
 
 
 def _response(data: dict[str, Any]) -> AssembledResponse:
     choices = tuple(
         ChoiceResult(
-            index=c["index"], text=c.get("text", ""), reasoning=c.get("reasoning", ""),
+            index=c["index"],
+            text=c.get("text", ""),
+            reasoning=c.get("reasoning", ""),
             tool_calls=tuple(AssembledToolCall(**t) for t in c.get("tool_calls", [])),
-            finish_reason=c["finish_reason"], finish_reason_raw=c.get("finish_reason_raw"),
+            finish_reason=c["finish_reason"],
+            finish_reason_raw=c.get("finish_reason_raw"),
             refusal=c.get("refusal"),
         )
         for c in data.get("choices", [])
     )
-    return AssembledResponse(choices=choices, usage=_usage(data.get("usage")),
-                             response_id=data.get("response_id"), model=data.get("model"))
+    return AssembledResponse(
+        choices=choices,
+        usage=_usage(data.get("usage")),
+        response_id=data.get("response_id"),
+        model=data.get("model"),
+    )
 
 
 def event_from_row(kind: str, payload: dict[str, Any]) -> ev.Event | None:

@@ -84,7 +84,9 @@ else:
             "NAME": DATA_DIR / "clearloop.sqlite3",
             # WAL lets the web process read while the worker writes; IMMEDIATE avoids lock upgrades.
             "OPTIONS": {
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=10000;",
+                "init_command": (
+                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=10000;"
+                ),
                 "transaction_mode": "IMMEDIATE",
                 "timeout": 20,
             },
@@ -114,7 +116,9 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Longer than any run segment we expect, so Redis does not redeliver a task that is still running;
 # short enough that a task lost with a dead worker comes back within the hour.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=60)}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
+}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
@@ -125,14 +129,12 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CLEARLOOP_QUEUE", "clearloop")
 # --- clearloop ----------------------------------------------------------------------------------
 PORT = env_int("PORT", 8000, minimum=1)
 DEMO_MODE = env_bool("CLEARLOOP_DEMO", DEBUG)
-DEMO_MODEL_URL = env_url(
-    "DEMO_MODEL_URL", f"http://127.0.0.1:{PORT}/demo-llm/v1", schemes=("http", "https")
-)
+DEMO_MODEL_URL = env_url("DEMO_MODEL_URL", f"http://127.0.0.1:{PORT}/demo-llm/v1", schemes=("http", "https"))
 DEMO_MODEL_TOKENS_PER_SECOND = env_float("DEMO_MODEL_TOKENS_PER_SECOND", 40.0, minimum=0)
 DEMO_MCP_PORT = env_int("CLEARLOOP_DEMO_MCP_PORT", 8765, minimum=1)
 MAX_MESSAGE_BYTES = env_int("CLEARLOOP_MAX_MESSAGE_BYTES", 100_000, minimum=1)
 RUN_MAX_DELIVERIES = env_int("CLEARLOOP_RUN_MAX_DELIVERIES", 3, minimum=1)
-RUN_LEASE_SECONDS = env_int("CLEARLOOP_RUN_LEASE_SECONDS", 120, minimum=10)
+RUN_LEASE_SECONDS = env_int("CLEARLOOP_RUN_LEASE_SECONDS", 120, minimum=2)
 STREAM_COALESCE_MS = env_int("CLEARLOOP_STREAM_COALESCE_MS", 30, minimum=0)
 WORKSPACE_ROOT = Path(env_str("CLEARLOOP_WORKSPACE_ROOT", str(DATA_DIR / "workspaces")) or "").resolve()
 FIELD_ENCRYPTION_KEY = env_str("CLEARLOOP_ENCRYPTION_KEY")
@@ -151,10 +153,14 @@ ANTHROPIC_MODEL = env_str("ANTHROPIC_MODEL")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "chat"
 LOGOUT_REDIRECT_URL = "login"
-AUTH_PASSWORD_VALIDATORS = [] if DEBUG else [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
-    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
-]
+AUTH_PASSWORD_VALIDATORS = (
+    []
+    if DEBUG
+    else [
+        {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+        {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    ]
+)
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]

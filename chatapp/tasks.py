@@ -5,8 +5,7 @@ from __future__ import annotations
 import logging
 
 from chatapp.celery import app
-
-from chatapp.worker.lease import LeaseRefused, acquire_lease, release_lease
+from chatapp.worker.lease import LeaseHeld, LeaseRefused, acquire_lease, release_lease
 
 log = logging.getLogger(__name__)
 
@@ -18,6 +17,11 @@ def execute_run(run_id: int) -> None:
 
     try:
         lease = acquire_lease(run_id)
+    except LeaseHeld as held:
+        # Maybe a live worker has it, maybe a dead one: look again once the lease has expired.
+        log.info("run %s is leased; retrying in %.0f s", run_id, held.retry_in)
+        execute_run.apply_async((run_id,), countdown=held.retry_in)
+        return
     except LeaseRefused as refused:
         log.info("run %s not started: %s", run_id, refused)
         return

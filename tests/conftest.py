@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.integration.stack import free_port, stack_env
+
 
 @pytest.fixture
 def cast(db):
@@ -17,3 +19,40 @@ def cast(db):
     otto = users.objects.create_user("otto", password="otto-pass")
     Group.objects.get_or_create(name="auditors")[0].user_set.add(otto)
     return {"alice": alice, "bob": bob, "ada": ada, "otto": otto}
+
+
+@pytest.fixture(scope="session")
+def live_stack(django_db_setup, django_db_blocker, tmp_path_factory):
+    """daphne + Celery worker processes, shared by the integration tests of one session."""
+    from django.conf import settings
+
+    if settings.EMBEDDED_REDIS or not settings.USES_POSTGRES:
+        pytest.skip("integration tests run against PostgreSQL and Redis (make test sets them)")
+    import uuid
+
+    from chatapp.celery import app
+    from chatapp.devstack import Stack
+
+    port = free_port()
+    data_dir = tmp_path_factory.mktemp("stack")
+    queue = f"clearloop-test-{uuid.uuid4().hex[:8]}"
+    app.conf.task_default_queue = queue  # this session's tasks go to this session's worker only
+    env = stack_env(port, data_dir, CLEARLOOP_QUEUE=queue)
+    stack = Stack(port=port, worker_concurrency=8, log_dir=data_dir / "logs", env=env)
+    with django_db_blocker.unblock():
+        stack.start()
+    stack.base_url = f"http://127.0.0.1:{port}"
+    stack.demo_url = env["DEMO_MODEL_URL"]
+    yield stack
+    stack.stop()
+
+
+@pytest.fixture
+def demo_provider(transactional_db, live_stack, settings):
+    from chatapp.services.providers import ensure_env_providers
+
+    settings.DEMO_MODEL_URL = live_stack.demo_url
+    ensure_env_providers()
+    from chatapp.models import ProviderConfig
+
+    return ProviderConfig.objects.get(name="demo")

@@ -7,7 +7,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -16,225 +15,486 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='McpServer',
+            name="McpServer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text='also the namespace', max_length=40, unique=True, validators=[django.core.validators.RegexValidator('^[a-z0-9][a-z0-9_\\-]{0,39}$', 'lowercase letters, digits, _ and -')])),
-                ('transport', models.CharField(choices=[('stdio', 'Stdio'), ('http', 'Streamable HTTP'), ('sse', 'HTTP+SSE (legacy)')], default='stdio', max_length=10)),
-                ('command', models.CharField(blank=True, max_length=300)),
-                ('args', models.JSONField(blank=True, default=list, help_text='an array; never run through a shell')),
-                ('env', models.JSONField(blank=True, default=dict)),
-                ('url', models.URLField(blank=True, max_length=300)),
-                ('headers', models.JSONField(blank=True, default=dict)),
-                ('enabled', models.BooleanField(default=True)),
-                ('connect_timeout', models.FloatField(default=15.0)),
-                ('call_timeout', models.FloatField(default=60.0)),
-                ('gateway', models.BooleanField(default=False, help_text='expose as one mcp_call_tool')),
-                ('trusted', models.BooleanField(default=False, help_text="trust the server's tool annotations")),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        help_text="also the namespace",
+                        max_length=40,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[a-z0-9][a-z0-9_\\-]{0,39}$", "lowercase letters, digits, _ and -"
+                            )
+                        ],
+                    ),
+                ),
+                (
+                    "transport",
+                    models.CharField(
+                        choices=[
+                            ("stdio", "Stdio"),
+                            ("http", "Streamable HTTP"),
+                            ("sse", "HTTP+SSE (legacy)"),
+                        ],
+                        default="stdio",
+                        max_length=10,
+                    ),
+                ),
+                ("command", models.CharField(blank=True, max_length=300)),
+                (
+                    "args",
+                    models.JSONField(
+                        blank=True, default=list, help_text="an array; never run through a shell"
+                    ),
+                ),
+                ("env", models.JSONField(blank=True, default=dict)),
+                ("url", models.URLField(blank=True, max_length=300)),
+                ("headers", models.JSONField(blank=True, default=dict)),
+                ("enabled", models.BooleanField(default=True)),
+                ("connect_timeout", models.FloatField(default=15.0)),
+                ("call_timeout", models.FloatField(default=60.0)),
+                ("gateway", models.BooleanField(default=False, help_text="expose as one mcp_call_tool")),
+                (
+                    "trusted",
+                    models.BooleanField(default=False, help_text="trust the server's tool annotations"),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='ProviderConfig',
+            name="ProviderConfig",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=40, unique=True, validators=[django.core.validators.RegexValidator('^[a-z0-9][a-z0-9_\\-]{0,39}$', 'lowercase letters, digits, _ and -')])),
-                ('label', models.CharField(blank=True, max_length=80)),
-                ('kind', models.CharField(choices=[('openai_chat', 'OpenAI Chat Completions (and compatible)'), ('openai_responses', 'OpenAI Responses'), ('anthropic', 'Anthropic Messages')], default='openai_chat', max_length=20)),
-                ('preset', models.CharField(default='openai', help_text='capability profile preset', max_length=20)),
-                ('base_url', models.URLField(max_length=300)),
-                ('model', models.CharField(max_length=120)),
-                ('api_key_env', models.CharField(blank=True, help_text='name of an environment variable', max_length=80)),
-                ('api_key_encrypted', models.TextField(blank=True, editable=False)),
-                ('context_window', models.PositiveIntegerField(default=128000)),
-                ('max_output_tokens', models.PositiveIntegerField(default=4096)),
-                ('extra_headers', models.JSONField(blank=True, default=dict)),
-                ('capability_overrides', models.JSONField(blank=True, default=dict)),
-                ('enabled', models.BooleanField(default=True)),
-                ('is_demo', models.BooleanField(default=False, editable=False)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        max_length=40,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[a-z0-9][a-z0-9_\\-]{0,39}$", "lowercase letters, digits, _ and -"
+                            )
+                        ],
+                    ),
+                ),
+                ("label", models.CharField(blank=True, max_length=80)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("openai_chat", "OpenAI Chat Completions (and compatible)"),
+                            ("openai_responses", "OpenAI Responses"),
+                            ("anthropic", "Anthropic Messages"),
+                        ],
+                        default="openai_chat",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "preset",
+                    models.CharField(default="openai", help_text="capability profile preset", max_length=20),
+                ),
+                ("base_url", models.URLField(max_length=300)),
+                ("model", models.CharField(max_length=120)),
+                (
+                    "api_key_env",
+                    models.CharField(blank=True, help_text="name of an environment variable", max_length=80),
+                ),
+                ("api_key_encrypted", models.TextField(blank=True, editable=False)),
+                ("context_window", models.PositiveIntegerField(default=128000)),
+                ("max_output_tokens", models.PositiveIntegerField(default=4096)),
+                ("extra_headers", models.JSONField(blank=True, default=dict)),
+                ("capability_overrides", models.JSONField(blank=True, default=dict)),
+                ("enabled", models.BooleanField(default=True)),
+                ("is_demo", models.BooleanField(default=False, editable=False)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='ToolPolicy',
+            name="ToolPolicy",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pattern', models.CharField(help_text='tool name or glob, e.g. github__*', max_length=120, unique=True)),
-                ('tier', models.CharField(choices=[('read_only', 'Read Only'), ('low', 'Low'), ('high', 'High')], default='high', max_length=10)),
-                ('approval', models.CharField(choices=[('never', 'Never'), ('always', 'Always'), ('when_high', 'when high risk')], default='when_high', max_length=10)),
-                ('enabled', models.BooleanField(default=True)),
-                ('max_calls_per_run', models.PositiveIntegerField(default=3)),
-                ('description_override', models.TextField(blank=True)),
-                ('allow_self_approval', models.BooleanField(default=False)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "pattern",
+                    models.CharField(
+                        help_text="tool name or glob, e.g. github__*", max_length=120, unique=True
+                    ),
+                ),
+                (
+                    "tier",
+                    models.CharField(
+                        choices=[("read_only", "Read Only"), ("low", "Low"), ("high", "High")],
+                        default="high",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "approval",
+                    models.CharField(
+                        choices=[("never", "Never"), ("always", "Always"), ("when_high", "when high risk")],
+                        default="when_high",
+                        max_length=10,
+                    ),
+                ),
+                ("enabled", models.BooleanField(default=True)),
+                ("max_calls_per_run", models.PositiveIntegerField(default=3)),
+                ("description_override", models.TextField(blank=True)),
+                ("allow_self_approval", models.BooleanField(default=False)),
             ],
             options={
-                'verbose_name_plural': 'tool policies',
-                'ordering': ['pattern'],
+                "verbose_name_plural": "tool policies",
+                "ordering": ["pattern"],
             },
         ),
         migrations.CreateModel(
-            name='Conversation',
+            name="Conversation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(default='New conversation', max_length=200)),
-                ('model_override', models.CharField(blank=True, max_length=120)),
-                ('tool_settings', models.JSONField(blank=True, default=dict)),
-                ('attached_context', models.JSONField(blank=True, default=list)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='conversations', to=settings.AUTH_USER_MODEL)),
-                ('provider', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='chatapp.providerconfig')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("title", models.CharField(default="New conversation", max_length=200)),
+                ("model_override", models.CharField(blank=True, max_length=120)),
+                ("tool_settings", models.JSONField(blank=True, default=dict)),
+                ("attached_context", models.JSONField(blank=True, default=list)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="conversations",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "provider",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to="chatapp.providerconfig",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-updated_at'],
+                "ordering": ["-updated_at"],
             },
         ),
         migrations.CreateModel(
-            name='Message',
+            name="Message",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('system', 'System'), ('user', 'User'), ('assistant', 'Assistant'), ('tool', 'Tool')], max_length=10)),
-                ('content', models.TextField(blank=True)),
-                ('payload', models.JSONField(blank=True, default=dict)),
-                ('partial', models.BooleanField(default=False, help_text='cut short by a stop or an error')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='chatapp.conversation')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("system", "System"),
+                            ("user", "User"),
+                            ("assistant", "Assistant"),
+                            ("tool", "Tool"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("content", models.TextField(blank=True)),
+                ("payload", models.JSONField(blank=True, default=dict)),
+                ("partial", models.BooleanField(default=False, help_text="cut short by a stop or an error")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="messages",
+                        to="chatapp.conversation",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='Run',
+            name="Run",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('awaiting_approval', 'Awaiting Approval'), ('succeeded', 'Succeeded'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], db_index=True, default='queued', max_length=20)),
-                ('provider_name', models.CharField(max_length=40)),
-                ('model', models.CharField(max_length=120)),
-                ('error_class', models.CharField(blank=True, max_length=80)),
-                ('error', models.TextField(blank=True)),
-                ('final_text', models.TextField(blank=True)),
-                ('rounds_count', models.PositiveIntegerField(default=0)),
-                ('tool_calls_count', models.PositiveIntegerField(default=0)),
-                ('prompt_tokens', models.PositiveIntegerField(default=0)),
-                ('completion_tokens', models.PositiveIntegerField(default=0)),
-                ('deliveries', models.PositiveIntegerField(default=0, help_text='times a worker picked the run up')),
-                ('lease_owner', models.CharField(blank=True, max_length=120)),
-                ('lease_expires_at', models.DateTimeField(blank=True, null=True)),
-                ('cancel_requested', models.BooleanField(default=False)),
-                ('last_seq', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='chatapp.conversation')),
-                ('user_message', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='chatapp.message')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("awaiting_approval", "Awaiting Approval"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        db_index=True,
+                        default="queued",
+                        max_length=20,
+                    ),
+                ),
+                ("provider_name", models.CharField(max_length=40)),
+                ("model", models.CharField(max_length=120)),
+                ("error_class", models.CharField(blank=True, max_length=80)),
+                ("error", models.TextField(blank=True)),
+                ("final_text", models.TextField(blank=True)),
+                ("rounds_count", models.PositiveIntegerField(default=0)),
+                ("tool_calls_count", models.PositiveIntegerField(default=0)),
+                ("prompt_tokens", models.PositiveIntegerField(default=0)),
+                ("completion_tokens", models.PositiveIntegerField(default=0)),
+                (
+                    "deliveries",
+                    models.PositiveIntegerField(default=0, help_text="times a worker picked the run up"),
+                ),
+                ("lease_owner", models.CharField(blank=True, max_length=120)),
+                ("lease_expires_at", models.DateTimeField(blank=True, null=True)),
+                ("cancel_requested", models.BooleanField(default=False)),
+                ("last_seq", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="runs",
+                        to="chatapp.conversation",
+                    ),
+                ),
+                (
+                    "user_message",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="chatapp.message",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='Round',
+            name="Round",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveIntegerField()),
-                ('kind', models.CharField(default='normal', max_length=20)),
-                ('provider_name', models.CharField(max_length=40)),
-                ('model', models.CharField(max_length=120)),
-                ('request', models.JSONField(default=dict, help_text='the request actually sent, secrets removed')),
-                ('response', models.JSONField(default=dict)),
-                ('finish_reason', models.CharField(max_length=20)),
-                ('finish_reason_raw', models.CharField(blank=True, max_length=60, null=True)),
-                ('usage', models.JSONField(default=dict)),
-                ('ttft_ms', models.FloatField(null=True)),
-                ('duration_ms', models.FloatField(null=True)),
-                ('compressions', models.JSONField(blank=True, default=list)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rounds', to='chatapp.run')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("index", models.PositiveIntegerField()),
+                ("kind", models.CharField(default="normal", max_length=20)),
+                ("provider_name", models.CharField(max_length=40)),
+                ("model", models.CharField(max_length=120)),
+                (
+                    "request",
+                    models.JSONField(default=dict, help_text="the request actually sent, secrets removed"),
+                ),
+                ("response", models.JSONField(default=dict)),
+                ("finish_reason", models.CharField(max_length=20)),
+                ("finish_reason_raw", models.CharField(blank=True, max_length=60, null=True)),
+                ("usage", models.JSONField(default=dict)),
+                ("ttft_ms", models.FloatField(null=True)),
+                ("duration_ms", models.FloatField(null=True)),
+                ("compressions", models.JSONField(blank=True, default=list)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="rounds", to="chatapp.run"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run', 'index'],
+                "ordering": ["run", "index"],
             },
         ),
         migrations.AddField(
-            model_name='message',
-            name='run',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='chatapp.run'),
+            model_name="message",
+            name="run",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="chatapp.run",
+            ),
         ),
         migrations.CreateModel(
-            name='RunEvent',
+            name="RunEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seq', models.PositiveIntegerField()),
-                ('type', models.CharField(max_length=40)),
-                ('payload', models.JSONField(default=dict)),
-                ('durable', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='events', to='chatapp.run')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("seq", models.PositiveIntegerField()),
+                ("type", models.CharField(max_length=40)),
+                ("payload", models.JSONField(default=dict)),
+                ("durable", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="events", to="chatapp.run"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run', 'seq'],
+                "ordering": ["run", "seq"],
             },
         ),
         migrations.CreateModel(
-            name='ToolCall',
+            name="ToolCall",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('round_index', models.PositiveIntegerField()),
-                ('index', models.PositiveIntegerField()),
-                ('call_id', models.CharField(max_length=120)),
-                ('name', models.CharField(max_length=200)),
-                ('server', models.CharField(blank=True, max_length=40)),
-                ('arguments', models.TextField(blank=True)),
-                ('status', models.CharField(choices=[('proposed', 'Proposed'), ('invalid', 'Invalid'), ('awaiting_approval', 'Awaiting Approval'), ('approved', 'Approved'), ('denied', 'Denied'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed'), ('unknown', 'Unknown')], db_index=True, default='proposed', max_length=20)),
-                ('risk', models.CharField(blank=True, max_length=10)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('result', models.TextField(blank=True)),
-                ('is_error', models.BooleanField(default=False)),
-                ('error_code', models.CharField(blank=True, max_length=40)),
-                ('truncated', models.BooleanField(default=False)),
-                ('definition_hash', models.CharField(blank=True, max_length=80)),
-                ('definition', models.JSONField(blank=True, default=dict)),
-                ('duration_ms', models.FloatField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tool_calls', to='chatapp.run')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("round_index", models.PositiveIntegerField()),
+                ("index", models.PositiveIntegerField()),
+                ("call_id", models.CharField(max_length=120)),
+                ("name", models.CharField(max_length=200)),
+                ("server", models.CharField(blank=True, max_length=40)),
+                ("arguments", models.TextField(blank=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("proposed", "Proposed"),
+                            ("invalid", "Invalid"),
+                            ("awaiting_approval", "Awaiting Approval"),
+                            ("approved", "Approved"),
+                            ("denied", "Denied"),
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed"),
+                            ("unknown", "Unknown"),
+                        ],
+                        db_index=True,
+                        default="proposed",
+                        max_length=20,
+                    ),
+                ),
+                ("risk", models.CharField(blank=True, max_length=10)),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("result", models.TextField(blank=True)),
+                ("is_error", models.BooleanField(default=False)),
+                ("error_code", models.CharField(blank=True, max_length=40)),
+                ("truncated", models.BooleanField(default=False)),
+                ("definition_hash", models.CharField(blank=True, max_length=80)),
+                ("definition", models.JSONField(blank=True, default=dict)),
+                ("duration_ms", models.FloatField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="tool_calls",
+                        to="chatapp.run",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run', 'round_index', 'index'],
-                'permissions': [('approve_toolcall', 'Can approve or deny tool calls')],
+                "ordering": ["run", "round_index", "index"],
+                "permissions": [("approve_toolcall", "Can approve or deny tool calls")],
             },
         ),
         migrations.CreateModel(
-            name='Approval',
+            name="Approval",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('decision', models.CharField(choices=[('approved', 'Approved'), ('denied', 'Denied')], max_length=10)),
-                ('reason', models.TextField(blank=True)),
-                ('definition_hash', models.CharField(blank=True, max_length=80)),
-                ('decided_at', models.DateTimeField(auto_now_add=True)),
-                ('decided_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('tool_call', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='approval', to='chatapp.toolcall')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "decision",
+                    models.CharField(choices=[("approved", "Approved"), ("denied", "Denied")], max_length=10),
+                ),
+                ("reason", models.TextField(blank=True)),
+                ("definition_hash", models.CharField(blank=True, max_length=80)),
+                ("decided_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "decided_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "tool_call",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="approval",
+                        to="chatapp.toolcall",
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='run',
-            constraint=models.UniqueConstraint(condition=models.Q(('status__in', ('queued', 'running', 'awaiting_approval'))), fields=('conversation',), name='one_active_run_per_conversation'),
+            model_name="run",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status__in", ("queued", "running", "awaiting_approval"))),
+                fields=("conversation",),
+                name="one_active_run_per_conversation",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='round',
-            constraint=models.UniqueConstraint(fields=('run', 'index'), name='round_unique_index'),
+            model_name="round",
+            constraint=models.UniqueConstraint(fields=("run", "index"), name="round_unique_index"),
         ),
         migrations.AddConstraint(
-            model_name='runevent',
-            constraint=models.UniqueConstraint(fields=('run', 'seq'), name='runevent_unique_seq'),
+            model_name="runevent",
+            constraint=models.UniqueConstraint(fields=("run", "seq"), name="runevent_unique_seq"),
         ),
         migrations.AddConstraint(
-            model_name='toolcall',
-            constraint=models.UniqueConstraint(fields=('run', 'round_index', 'index'), name='toolcall_unique_position'),
+            model_name="toolcall",
+            constraint=models.UniqueConstraint(
+                fields=("run", "round_index", "index"), name="toolcall_unique_position"
+            ),
         ),
     ]

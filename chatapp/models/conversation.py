@@ -5,7 +5,9 @@ from django.db import models
 
 
 class Conversation(models.Model):
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations"
+    )
     title = models.CharField(max_length=200, default="New conversation")
     provider = models.ForeignKey("chatapp.ProviderConfig", null=True, blank=True, on_delete=models.SET_NULL)
     model_override = models.CharField(max_length=120, blank=True)
@@ -46,3 +48,6 @@ class Message(models.Model):
 
     class Meta:
         ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:40]}"

@@ -11,7 +11,9 @@ class McpServer(models.Model):
         HTTP = "http", "Streamable HTTP"
         SSE = "sse", "HTTP+SSE (legacy)"
 
-    name = models.CharField(max_length=40, unique=True, validators=[slug_validator], help_text="also the namespace")
+    name = models.CharField(
+        max_length=40, unique=True, validators=[slug_validator], help_text="also the namespace"
+    )
     transport = models.CharField(max_length=10, choices=Transport.choices, default=Transport.STDIO)
     command = models.CharField(max_length=300, blank=True)
     args = models.JSONField(default=list, blank=True, help_text="an array; never run through a shell")

@@ -20,7 +20,9 @@ class Run(models.Model):
         CANCELLED = "cancelled"
 
     conversation = models.ForeignKey("chatapp.Conversation", on_delete=models.CASCADE, related_name="runs")
-    user_message = models.ForeignKey("chatapp.Message", null=True, on_delete=models.SET_NULL, related_name="+")
+    user_message = models.ForeignKey(
+        "chatapp.Message", null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
     provider_name = models.CharField(max_length=40)
     model = models.CharField(max_length=120)
@@ -50,6 +52,9 @@ class Run(models.Model):
             )
         ]
 
+    def __str__(self) -> str:
+        return f"run {self.pk} ({self.status})"
+
     @property
     def is_active(self) -> bool:
         return self.status in ACTIVE_STATUSES
@@ -64,7 +69,8 @@ class Round(models.Model):
     request = models.JSONField(default=dict, help_text="the request actually sent, secrets removed")
     response = models.JSONField(default=dict)
     finish_reason = models.CharField(max_length=20)
-    finish_reason_raw = models.CharField(max_length=60, blank=True, null=True)
+    # None (the provider sent no reason) differs from "" here, so null is meaningful.
+    finish_reason_raw = models.CharField(max_length=60, blank=True, null=True)  # noqa: DJ001
     usage = models.JSONField(default=dict)
     ttft_ms = models.FloatField(null=True)
     duration_ms = models.FloatField(null=True)
@@ -74,6 +80,9 @@ class Round(models.Model):
     class Meta:
         ordering = ["run", "index"]
         constraints = [models.UniqueConstraint(fields=["run", "index"], name="round_unique_index")]
+
+    def __str__(self) -> str:
+        return f"round {self.index + 1} of run {self.run_id}"
 
 
 class ToolCall(models.Model):
@@ -115,6 +124,9 @@ class ToolCall(models.Model):
         ]
         permissions = [("approve_toolcall", "Can approve or deny tool calls")]
 
+    def __str__(self) -> str:
+        return f"{self.name} ({self.status})"
+
 
 class Approval(models.Model):
     class Decision(models.TextChoices):
@@ -127,6 +139,9 @@ class Approval(models.Model):
     reason = models.TextField(blank=True)
     definition_hash = models.CharField(max_length=80, blank=True)
     decided_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.decision} by {self.decided_by_id}"
 
 
 class RunEvent(models.Model):
@@ -142,3 +157,6 @@ class RunEvent(models.Model):
     class Meta:
         ordering = ["run", "seq"]
         constraints = [models.UniqueConstraint(fields=["run", "seq"], name="runevent_unique_seq")]
+
+    def __str__(self) -> str:
+        return f"{self.type} #{self.seq}"

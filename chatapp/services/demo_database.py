@@ -13,8 +13,12 @@ from agent.tools import PostgresBackend, SqliteBackend, create_demo_sqlite, ensu
 
 def admin_dsn() -> str:
     cfg = connection.settings_dict
-    parts = [f"dbname={cfg['NAME']}", f"host={cfg.get('HOST') or '127.0.0.1'}", f"port={cfg.get('PORT') or 5432}",
-             f"user={cfg.get('USER') or 'postgres'}"]
+    parts = [
+        f"dbname={cfg['NAME']}",
+        f"host={cfg.get('HOST') or '127.0.0.1'}",
+        f"port={cfg.get('PORT') or 5432}",
+        f"user={cfg.get('USER') or 'postgres'}",
+    ]
     if cfg.get("PASSWORD"):
         parts.append(f"password={cfg['PASSWORD']}")
     return " ".join(parts)

@@ -24,10 +24,13 @@ WORKSPACE_FILES = {
 }
 
 POLICIES = [
-    ("read_file", "read_only", "never"), ("search_files", "read_only", "never"),
-    ("write_file", "low", "never"), ("append_file", "low", "never"),
+    ("read_file", "read_only", "never"),
+    ("search_files", "read_only", "never"),
+    ("write_file", "low", "never"),
+    ("append_file", "low", "never"),
     ("query_database", "read_only", "never"),
-    ("env_query__*", "read_only", "never"), ("geo_simulator__*", "read_only", "never"),
+    ("env_query__*", "read_only", "never"),
+    ("geo_simulator__*", "read_only", "never"),
     ("demo_tools__get_stock_price", "read_only", "never"),
     ("demo_tools__send_message", "high", "always"),
 ]
@@ -37,10 +40,24 @@ def demo_servers() -> list[dict[str, Any]]:
     python = sys.executable
     outbox = str(Path(settings.DATA_DIR) / "outbox.jsonl")
     return [
-        {"name": "env_query", "transport": "stdio", "command": python, "args": ["-m", "agent.demo_servers.env_query"]},
-        {"name": "geo_simulator", "transport": "http", "url": f"http://127.0.0.1:{settings.DEMO_MCP_PORT}/mcp"},
-        {"name": "demo_tools", "transport": "stdio", "command": python, "args": ["-m", "agent.demo_servers.demo_tools"],
-         "env": {"CLEARLOOP_OUTBOX": outbox}},
+        {
+            "name": "env_query",
+            "transport": "stdio",
+            "command": python,
+            "args": ["-m", "agent.demo_servers.env_query"],
+        },
+        {
+            "name": "geo_simulator",
+            "transport": "http",
+            "url": f"http://127.0.0.1:{settings.DEMO_MCP_PORT}/mcp",
+        },
+        {
+            "name": "demo_tools",
+            "transport": "stdio",
+            "command": python,
+            "args": ["-m", "agent.demo_servers.demo_tools"],
+            "env": {"CLEARLOOP_OUTBOX": outbox},
+        },
     ]
 
 

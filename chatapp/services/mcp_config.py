@@ -16,7 +16,7 @@ def _resolve(values: dict[str, str]) -> dict[str, str]:
     out = {}
     for key, value in (values or {}).items():
         if isinstance(value, str) and value.startswith(ENV_PREFIX):
-            value = os.environ.get(value[len(ENV_PREFIX):], "")
+            value = os.environ.get(value[len(ENV_PREFIX) :], "")
             register_secret(value)
         out[str(key)] = str(value)
     return out

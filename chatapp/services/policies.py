@@ -30,8 +30,17 @@ class Rule:
 
 def load_rules() -> list[tuple[str, Rule]]:
     return [
-        (p.pattern, Rule(p.tier, p.approval, p.enabled, p.max_calls_per_run, p.description_override,
-                         p.allow_self_approval))
+        (
+            p.pattern,
+            Rule(
+                p.tier,
+                p.approval,
+                p.enabled,
+                p.max_calls_per_run,
+                p.description_override,
+                p.allow_self_approval,
+            ),
+        )
         for p in ToolPolicy.objects.all()
     ]
 

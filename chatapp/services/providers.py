@@ -27,19 +27,31 @@ def ensure_env_providers() -> None:
             },
         )
     if settings.OPENAI_API_KEY and settings.OPENAI_MODEL:
-        kind = ProviderConfig.Kind.OPENAI_RESPONSES if settings.OPENAI_API == "responses" else ProviderConfig.Kind.OPENAI_CHAT
+        kind = (
+            ProviderConfig.Kind.OPENAI_RESPONSES
+            if settings.OPENAI_API == "responses"
+            else ProviderConfig.Kind.OPENAI_CHAT
+        )
         ProviderConfig.objects.update_or_create(
             name="openai",
-            defaults={"kind": kind, "preset": "openai_responses" if kind == "openai_responses" else "openai",
-                      "base_url": settings.OPENAI_BASE_URL, "model": settings.OPENAI_MODEL,
-                      "api_key_env": "OPENAI_API_KEY"},
+            defaults={
+                "kind": kind,
+                "preset": "openai_responses" if kind == "openai_responses" else "openai",
+                "base_url": settings.OPENAI_BASE_URL,
+                "model": settings.OPENAI_MODEL,
+                "api_key_env": "OPENAI_API_KEY",
+            },
         )
     if settings.ANTHROPIC_API_KEY and settings.ANTHROPIC_MODEL:
         ProviderConfig.objects.update_or_create(
             name="anthropic",
-            defaults={"kind": ProviderConfig.Kind.ANTHROPIC, "preset": "anthropic",
-                      "base_url": settings.ANTHROPIC_BASE_URL, "model": settings.ANTHROPIC_MODEL,
-                      "api_key_env": "ANTHROPIC_API_KEY"},
+            defaults={
+                "kind": ProviderConfig.Kind.ANTHROPIC,
+                "preset": "anthropic",
+                "base_url": settings.ANTHROPIC_BASE_URL,
+                "model": settings.ANTHROPIC_MODEL,
+                "api_key_env": "ANTHROPIC_API_KEY",
+            },
         )
 
 

@@ -37,7 +37,9 @@ def start_run(conversation: Conversation, text: str) -> Run:
     try:
         with transaction.atomic():
             message = Message.objects.create(
-                conversation=conversation, role=Message.Role.USER, content=text,
+                conversation=conversation,
+                role=Message.Role.USER,
+                content=text,
                 payload={"role": "user", "content": text},
             )
             run = Run.objects.create(

@@ -21,8 +21,11 @@ def run_summary(run: Run) -> dict[str, Any]:
         "error_class": run.error_class or None,
         "error": run.error or None,
         "text": run.final_text,
-        "usage": {"prompt_tokens": run.prompt_tokens, "completion_tokens": run.completion_tokens,
-                  "total_tokens": run.prompt_tokens + run.completion_tokens},
+        "usage": {
+            "prompt_tokens": run.prompt_tokens,
+            "completion_tokens": run.completion_tokens,
+            "total_tokens": run.prompt_tokens + run.completion_tokens,
+        },
         "rounds_count": run.rounds_count,
         "tool_calls_count": run.tool_calls_count,
         "deliveries": run.deliveries,
@@ -36,19 +39,37 @@ def run_trace(run: Run, *, include_events: bool = True) -> dict[str, Any]:
     data = run_summary(run)
     data["rounds"] = [
         {
-            "index": r.index, "kind": r.kind, "provider": r.provider_name, "model": r.model,
-            "request": r.request, "response": r.response, "finish_reason": r.finish_reason,
-            "finish_reason_raw": r.finish_reason_raw, "usage": r.usage, "ttft_ms": r.ttft_ms,
-            "duration_ms": r.duration_ms, "compressions": r.compressions,
+            "index": r.index,
+            "kind": r.kind,
+            "provider": r.provider_name,
+            "model": r.model,
+            "request": r.request,
+            "response": r.response,
+            "finish_reason": r.finish_reason,
+            "finish_reason_raw": r.finish_reason_raw,
+            "usage": r.usage,
+            "ttft_ms": r.ttft_ms,
+            "duration_ms": r.duration_ms,
+            "compressions": r.compressions,
         }
         for r in run.rounds.all()
     ]
     data["tool_calls"] = [
         {
-            "round_index": c.round_index, "index": c.index, "call_id": c.call_id, "name": c.name,
-            "server": c.server or None, "arguments": c.arguments, "status": c.status, "risk": c.risk,
-            "attempts": c.attempts, "result": c.result, "is_error": c.is_error,
-            "error_code": c.error_code or None, "truncated": c.truncated, "duration_ms": c.duration_ms,
+            "round_index": c.round_index,
+            "index": c.index,
+            "call_id": c.call_id,
+            "name": c.name,
+            "server": c.server or None,
+            "arguments": c.arguments,
+            "status": c.status,
+            "risk": c.risk,
+            "attempts": c.attempts,
+            "result": c.result,
+            "is_error": c.is_error,
+            "error_code": c.error_code or None,
+            "truncated": c.truncated,
+            "duration_ms": c.duration_ms,
             "approval": _approval(c),
         }
         for c in run.tool_calls.select_related("approval", "approval__decided_by")
@@ -66,6 +87,9 @@ def _approval(call: Any) -> dict[str, Any] | None:
     if approval is None:
         return None
     return {
-        "decision": approval.decision, "by": approval.decided_by.get_username(), "reason": approval.reason,
-        "at": _dt(approval.decided_at), "definition_hash": approval.definition_hash,
+        "decision": approval.decision,
+        "by": approval.decided_by.get_username(),
+        "reason": approval.reason,
+        "at": _dt(approval.decided_at),
+        "definition_hash": approval.definition_hash,
     }

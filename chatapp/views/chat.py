@@ -22,7 +22,9 @@ def _sidebar(request: HttpRequest) -> dict:
     query = request.GET.get("q", "").strip()
     conversations = Conversation.objects.filter(owner=request.user)
     if query:
-        conversations = conversations.filter(Q(title__icontains=query) | Q(messages__content__icontains=query)).distinct()
+        conversations = conversations.filter(
+            Q(title__icontains=query) | Q(messages__content__icontains=query)
+        ).distinct()
     return {"conversations": conversations[:200], "query": query}
 
 

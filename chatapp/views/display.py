@@ -29,11 +29,18 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
         calls.setdefault(call.round_index, []).append(call)
     for r in rounds:
         r.calls = calls.get(r.index, [])
-    return Exchange(user=run.user_message if include_user else None, run=run, answer_html=html,
-                    rounds=rounds, calls_by_round=calls)
+    return Exchange(
+        user=run.user_message if include_user else None,
+        run=run,
+        answer_html=html,
+        rounds=rounds,
+        calls_by_round=calls,
+    )
 
 
-def conversation_items(convo: Conversation, only_run: Run | None = None, include_user: bool = True) -> list[Exchange]:
+def conversation_items(
+    convo: Conversation, only_run: Run | None = None, include_user: bool = True
+) -> list[Exchange]:
     if only_run is not None:
         return [_exchange(only_run, include_user)]
     runs = convo.runs.select_related("user_message").order_by("id")

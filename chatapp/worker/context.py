@@ -48,16 +48,24 @@ def provider_settings(config: ProviderConfig, model: str) -> ProviderSettings:
         key = decrypt(config.api_key_encrypted)
     register_secret(key)
     return ProviderSettings(
-        name=config.name, kind=config.kind, base_url=config.base_url, model=model or config.model,
-        api_key=key, preset=config.preset, context_window=config.context_window,
-        max_output_tokens=config.max_output_tokens, extra_headers=dict(config.extra_headers or {}),
+        name=config.name,
+        kind=config.kind,
+        base_url=config.base_url,
+        model=model or config.model,
+        api_key=key,
+        preset=config.preset,
+        context_window=config.context_window,
+        max_output_tokens=config.max_output_tokens,
+        extra_headers=dict(config.extra_headers or {}),
         capability_overrides=dict(config.capability_overrides or {}),
     )
 
 
 def history(run: Run) -> list[AgentMessage]:
     """The conversation so far as the model sees it: earlier exchanges, then this run's message."""
-    rows = Message.objects.filter(conversation_id=run.conversation_id, id__lte=run.user_message_id).order_by("id")
+    rows = Message.objects.filter(conversation_id=run.conversation_id, id__lte=run.user_message_id).order_by(
+        "id"
+    )
     messages = [AgentMessage.system(SYSTEM_PROMPT)]
     for row in rows:
         if row.role in (Message.Role.USER, Message.Role.ASSISTANT) and row.content:
@@ -68,8 +76,12 @@ def history(run: Run) -> list[AgentMessage]:
 def decisions(run: Run) -> list[ApprovalDecision]:
     calls = ToolCall.objects.filter(run=run, approval__isnull=False).select_related("approval__decided_by")
     return [
-        ApprovalDecision(call_id=c.call_id, approved=c.approval.decision == "approved", reason=c.approval.reason,
-                         decided_by=c.approval.decided_by.get_username())
+        ApprovalDecision(
+            call_id=c.call_id,
+            approved=c.approval.decision == "approved",
+            reason=c.approval.reason,
+            decided_by=c.approval.decided_by.get_username(),
+        )
         for c in calls
     ]
 
@@ -77,15 +89,33 @@ def decisions(run: Run) -> list[ApprovalDecision]:
 def load_run_context(run_id: int) -> RunContext:
     run = Run.objects.select_related("conversation").get(pk=run_id)
     config = ProviderConfig.objects.get(name=run.provider_name)
-    stored = [event_from_row(e.type, e.payload) for e in RunEvent.objects.filter(run=run, durable=True).order_by("seq")]
-    state = RunState.rebuild(str(run.pk), history(run), [e for e in stored if e is not None],
-                             decisions=decisions(run))
-    workspace = settings.WORKSPACE_ROOT / f"user-{run.conversation.owner_id}" / f"conversation-{run.conversation_id}"
-    last_seq = max(run.last_seq, RunEvent.objects.filter(run=run).order_by("-seq").values_list("seq", flat=True).first() or 0)
-    limits = ContextLimits(context_window=config.context_window, model_max_output=config.max_output_tokens,
-                           requested_max_output=min(4096, config.max_output_tokens))
+    stored = [
+        event_from_row(e.type, e.payload)
+        for e in RunEvent.objects.filter(run=run, durable=True).order_by("seq")
+    ]
+    state = RunState.rebuild(
+        str(run.pk), history(run), [e for e in stored if e is not None], decisions=decisions(run)
+    )
+    workspace = (
+        settings.WORKSPACE_ROOT / f"user-{run.conversation.owner_id}" / f"conversation-{run.conversation_id}"
+    )
+    last_seq = max(
+        run.last_seq,
+        RunEvent.objects.filter(run=run).order_by("-seq").values_list("seq", flat=True).first() or 0,
+    )
+    limits = ContextLimits(
+        context_window=config.context_window,
+        model_max_output=config.max_output_tokens,
+        requested_max_output=min(4096, config.max_output_tokens),
+    )
     return RunContext(
-        run_id=run.pk, conversation_id=run.conversation_id, owner_id=run.conversation.owner_id, last_seq=last_seq,
-        provider_settings=provider_settings(config, run.model), state=state, workspace=str(workspace),
-        tool_settings=dict(run.conversation.tool_settings or {}), limits=limits,
+        run_id=run.pk,
+        conversation_id=run.conversation_id,
+        owner_id=run.conversation.owner_id,
+        last_seq=last_seq,
+        provider_settings=provider_settings(config, run.model),
+        state=state,
+        workspace=str(workspace),
+        tool_settings=dict(run.conversation.tool_settings or {}),
+        limits=limits,
     )

@@ -33,6 +33,7 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
         await recorder.publish_status("running")
         provider = ctx.build_provider(await runtime.http_client())
         toolbox = await build_toolbox(runtime, ctx)
+        recorder.tool_infos = toolbox.infos
         # The workspace toolbox is rooted at this conversation's folder already (see toolboxes.py).
         loop_settings = LoopSettings(limits=ctx.limits)
         await run_agent(ctx.state, provider, toolbox, recorder, loop_settings, build_policy(ctx))

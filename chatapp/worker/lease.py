@@ -26,6 +26,12 @@ class LeaseRefused(Exception):
     pass
 
 
+class LeaseHeld(LeaseRefused):
+    def __init__(self, message: str, retry_in: float) -> None:
+        super().__init__(message)
+        self.retry_in = retry_in
+
+
 def new_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
@@ -40,10 +46,15 @@ def acquire_lease(run_id: int) -> str:
         if run.status not in RUNNABLE:
             raise LeaseRefused(f"run is {run.status}")
         if run.lease_owner and run.lease_expires_at and run.lease_expires_at > now:
-            raise LeaseRefused(f"leased by {run.lease_owner} until {run.lease_expires_at:%H:%M:%S}")
+            remaining = (run.lease_expires_at - now).total_seconds()
+            raise LeaseHeld(
+                f"leased by {run.lease_owner} until {run.lease_expires_at:%H:%M:%S}", remaining + 1
+            )
         if run.deliveries >= settings.RUN_MAX_DELIVERIES:
             finish_run(
-                run_id, Run.Status.FAILED, error_class="PoisonRun",
+                run_id,
+                Run.Status.FAILED,
+                error_class="PoisonRun",
                 error=f"The run was started {run.deliveries} times and never finished (its worker kept "
                 "dying); it was stopped so it cannot take more workers down.",
             )
@@ -67,3 +78,11 @@ def release_lease(run_id: int, owner: str) -> None:
     # A run that paused for an approval ended its segment cleanly: it is not a poison candidate.
     runs.filter(status=Run.Status.AWAITING_APPROVAL).update(deliveries=0)
     runs.update(lease_owner="", lease_expires_at=None)
+
+
+def orphaned_runs(grace_seconds: int = 30) -> list[int]:
+    """Runs that should be moving but that no live lease covers (a task lost with its worker)."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=grace_seconds)
+    runs = Run.objects.filter(status__in=RUNNABLE, created_at__lt=stale).exclude(lease_expires_at__gt=now)
+    return list(runs.values_list("pk", flat=True))

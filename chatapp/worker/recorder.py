@@ -8,6 +8,7 @@ is published, so a client that reconnects can always back-fill from the database
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
@@ -39,7 +40,9 @@ class RunRecorder:
         self._cancel_checked = 0.0
         self._cancelled = False
         self.frames_published = 0
-        self.partial_text: list[str] = []  # text of the round in flight, kept if the run is stopped
+        self.partial_text: list[str] = []
+        # name -> ToolInfo of the tools offered in this run, so approvers see the exact definition.
+        self.tool_infos: dict[str, Any] = {}  # text of the round in flight, kept if the run is stopped
 
     async def emit(self, event: ev.Event) -> None:
         if isinstance(event, _DELTAS):
@@ -85,8 +88,18 @@ class RunRecorder:
             self.seq += 1
             seq = self.seq
         kind, payload = event_type(event), event_payload(event)
-        partial = "".join(self.partial_text) if isinstance(event, ev.RunFailed) else ""
-        await self.runtime.db(store.persist_durable, self.run_id, seq, kind, payload, event, partial)
+        extra: dict[str, Any] = {}
+        if isinstance(event, ev.RunFailed):
+            extra["partial_text"] = "".join(self.partial_text)
+        elif isinstance(event, ev.ToolCallChanged) and event.name in self.tool_infos:
+            info = self.tool_infos[event.name]
+            extra["definition"] = info.spec.to_dict() | {
+                "server": info.server,
+                "risk": info.risk,
+                "hints": info.hints,
+            }
+            extra["definition_hash"] = info.definition_hash or ""
+        await self.runtime.db(store.persist_durable, self.run_id, seq, kind, payload, event, extra)
         await self._publish(seq, kind, payload)
 
     async def _publish(self, seq: int, kind: str, payload: dict[str, Any]) -> None:
@@ -95,7 +108,7 @@ class RunRecorder:
             await self.layer.group_send(self.group, {"type": "run.frame", "frame": frame})
             self.frames_published += 1
         except Exception:  # noqa: BLE001 - Redis down: the frame is in the event log; clients back-fill
-            pass
+            logging.getLogger(__name__).warning("publishing a frame failed", exc_info=True)
 
     async def publish_status(self, status: str, **extra: Any) -> None:
         await self.flush()

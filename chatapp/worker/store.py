@@ -18,14 +18,22 @@ def append_event(run_id: int, seq: int, kind: str, payload: dict[str, Any], dura
 
 
 def persist_durable(
-    run_id: int, seq: int, kind: str, payload: dict[str, Any], event: ev.Event, partial_text: str = ""
+    run_id: int,
+    seq: int,
+    kind: str,
+    payload: dict[str, Any],
+    event: ev.Event,
+    extra: dict[str, Any] | None = None,
 ) -> None:
     """Write the event row and the domain rows it changes in one transaction."""
     with transaction.atomic():
         RunEvent.objects.create(run_id=run_id, seq=seq, type=kind, payload=payload, durable=True)
         Run.objects.filter(pk=run_id).update(last_seq=seq)
+        extra = extra or {}
         if isinstance(event, ev.RunFailed):
-            _fail(run_id, event, partial_text)
+            _fail(run_id, event, extra.get("partial_text", ""))
+        elif isinstance(event, ev.ToolCallChanged):
+            _store_tool_call(run_id, event, extra)
         else:
             _apply(run_id, event)
 
@@ -35,8 +43,12 @@ def _fail(run_id: int, event: ev.RunFailed, partial_text: str) -> None:
     if partial_text.strip():
         # What the model had written before the stop or the error is kept, marked as partial.
         Message.objects.create(
-            conversation_id=run.conversation_id, run=run, role=Message.Role.ASSISTANT, content=partial_text,
-            payload={"role": "assistant", "content": partial_text}, partial=True,
+            conversation_id=run.conversation_id,
+            run=run,
+            role=Message.Role.ASSISTANT,
+            content=partial_text,
+            payload={"role": "assistant", "content": partial_text},
+            partial=True,
         )
     cancelled = event.code == "cancelled" or (run.cancel_requested and event.error_class == "Cancelled")
     status = Run.Status.CANCELLED if cancelled else Run.Status.FAILED
@@ -46,8 +58,6 @@ def _fail(run_id: int, event: ev.RunFailed, partial_text: str) -> None:
 def _apply(run_id: int, event: ev.Event) -> None:
     if isinstance(event, ev.RoundFinished):
         _store_round(run_id, event)
-    elif isinstance(event, ev.ToolCallChanged):
-        _store_tool_call(run_id, event)
     elif isinstance(event, ev.ApprovalRequested):
         Run.objects.filter(pk=run_id).update(status=Run.Status.AWAITING_APPROVAL)
     elif isinstance(event, ev.RunFinished):
@@ -79,7 +89,8 @@ def _store_round(run_id: int, event: ev.RoundFinished) -> None:
     )
 
 
-def _store_tool_call(run_id: int, event: ev.ToolCallChanged) -> None:
+def _store_tool_call(run_id: int, event: ev.ToolCallChanged, extra: dict[str, Any]) -> None:
+    definition = {k: extra[k] for k in ("definition", "definition_hash") if k in extra}
     _, created = ToolCall.objects.update_or_create(
         run_id=run_id,
         round_index=event.round_index,
@@ -97,6 +108,7 @@ def _store_tool_call(run_id: int, event: ev.ToolCallChanged) -> None:
             "truncated": event.truncated,
             "attempts": event.attempts,
             "duration_ms": event.duration_ms,
+            **definition,
         },
     )
     if created:

@@ -33,6 +33,7 @@ class PolicyToolbox:
         self.trusted = trusted
         self.toggles = toggles or {}
         self.effective: dict[str, policies.Rule] = {}
+        self.infos: dict[str, ToolInfo] = {}
 
     def _offered(self, info: ToolInfo) -> bool:
         servers = self.toggles.get("servers", {})
@@ -54,6 +55,8 @@ class PolicyToolbox:
             if rule.description:
                 spec = ToolSpec(spec.name, rule.description, spec.parameters)
             offered.append(dataclasses.replace(info, spec=spec, risk=rule.tier))
+        self.infos.clear()
+        self.infos.update({info.spec.name: info for info in offered})
         return offered
 
     async def execute(self, name: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
@@ -71,7 +74,9 @@ class DbPolicy:
         if rule is None or not rule.enabled:
             return PolicyDecision("deny", f"{call.name} is disabled by the administrator")
         if rule.needs_approval:
-            return PolicyDecision("needs_approval", f"{call.name} is {rule.tier} risk and needs an admin's approval")
+            return PolicyDecision(
+                "needs_approval", f"{call.name} is {rule.tier} risk and needs an admin's approval"
+            )
         return PolicyDecision("allow")
 
 

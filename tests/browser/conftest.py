@@ -5,15 +5,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import demo_provider, live_stack  # noqa: F401 - shared fixtures
-
 # Playwright's sync API keeps an event loop running in this thread; the ORM calls made by the tests
 # themselves are still plain synchronous calls.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="session")
@@ -33,7 +38,9 @@ def page_for(browser, live_stack):
     contexts = []
 
     def make(username: str, password: str, viewport: dict | None = None):
-        context = browser.new_context(base_url=live_stack.base_url, viewport=viewport or {"width": 1280, "height": 900})
+        context = browser.new_context(
+            base_url=live_stack.base_url, viewport=viewport or {"width": 1280, "height": 900}
+        )
         contexts.append(context)
         page = context.new_page()
         page.goto("/login/")

@@ -19,13 +19,17 @@ class LiveClient:
     def csrf(self, path: str) -> str:
         page = self.http.get(path)
         page.raise_for_status()
-        token = self.http.cookies.get("csrftoken") or re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)[1]
+        token = (
+            self.http.cookies.get("csrftoken")
+            or re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)[1]
+        )
         return token
 
     def send(self, conversation_id: int, text: str) -> httpx.Response:
         token = self.csrf(f"/c/{conversation_id}/")
         return self.http.post(
-            f"/c/{conversation_id}/send/", data={"message": text},
+            f"/c/{conversation_id}/send/",
+            data={"message": text},
             headers={"X-CSRFToken": token, "HX-Request": "true", "Referer": self.base_url + "/"},
         )
 

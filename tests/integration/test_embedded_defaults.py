@@ -22,15 +22,28 @@ ROOT = Path(__file__).resolve().parents[2]
 def embedded_env(tmp_path: Path) -> dict[str, str]:
     port, redis_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
-    env.update({"DEBUG": "1", "CLEARLOOP_DATA_DIR": str(tmp_path / "data"), "PORT": str(port),
-                "CLEARLOOP_EMBEDDED_REDIS_PORT": str(redis_port), "DEMO_MODEL_TOKENS_PER_SECOND": "200",
-                "CLEARLOOP_QUEUE": f"embedded-{port}"})
+    env.update(
+        {
+            "DEBUG": "1",
+            "CLEARLOOP_DATA_DIR": str(tmp_path / "data"),
+            "PORT": str(port),
+            "CLEARLOOP_EMBEDDED_REDIS_PORT": str(redis_port),
+            "DEMO_MODEL_TOKENS_PER_SECOND": "200",
+            "CLEARLOOP_QUEUE": f"embedded-{port}",
+        }
+    )
     return env
 
 
 def manage(env: dict[str, str], *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture
@@ -65,8 +78,15 @@ def test_chat_command_exits_non_zero_when_the_run_fails(seeded):
 
 def test_runall_serves_the_app_and_ctrl_c_leaves_no_orphans(seeded):
     port = int(seeded["PORT"])
-    proc = subprocess.Popen([sys.executable, "manage.py", "runall", "--concurrency", "2"], cwd=ROOT, env=seeded,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "runall", "--concurrency", "2"],
+        cwd=ROOT,
+        env=seeded,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         wait_for(lambda: port_open("127.0.0.1", port), 90, "runall", proc)
         children = psutil.Process(proc.pid).children(recursive=True)

@@ -22,7 +22,9 @@ def test_tokens_stream_as_separate_frames_before_the_final_message(cast, demo_pr
             await ws.send('{"resume": {}}')
             response = await asyncio.to_thread(client.send, convo.pk, "Tell me about clearloop")
             assert response.status_code == 200, response.text
-            return await asyncio.wait_for(frames_until(ws, lambda f: f["type"] in ("run_finished", "run_failed")), 60)
+            return await asyncio.wait_for(
+                frames_until(ws, lambda f: f["type"] in ("run_finished", "run_failed")), 60
+            )
 
     frames = asyncio.run(scenario())
     deltas = [f for f in frames if f["type"] == "delta" and f["data"]["text"]]
@@ -68,7 +70,9 @@ def test_anonymous_websocket_is_refused(cast, demo_provider, live_stack):
 def test_unreachable_model_fails_the_run_with_a_reason_and_keeps_the_message(cast, demo_provider, live_stack):
     from chatapp.models import ProviderConfig
 
-    dead = ProviderConfig.objects.create(name="dead", base_url="http://127.0.0.1:9/v1", model="x", preset="demo")
+    dead = ProviderConfig.objects.create(
+        name="dead", base_url="http://127.0.0.1:9/v1", model="x", preset="demo"
+    )
     convo = Conversation.objects.create(owner=cast["alice"], provider=dead)
     client = LiveClient(live_stack.base_url, session_for(cast["alice"]))
 
@@ -76,7 +80,9 @@ def test_unreachable_model_fails_the_run_with_a_reason_and_keeps_the_message(cas
         async with client.ws(convo.pk) as ws:
             await ws.send('{"resume": {}}')
             await asyncio.to_thread(client.send, convo.pk, "are you there?")
-            return await asyncio.wait_for(frames_until(ws, lambda f: f["type"] in ("run_finished", "run_failed")), 90)
+            return await asyncio.wait_for(
+                frames_until(ws, lambda f: f["type"] in ("run_finished", "run_failed")), 90
+            )
 
     frames = asyncio.run(scenario())
     assert frames[-1]["type"] == "run_failed"

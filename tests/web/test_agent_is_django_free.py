@@ -19,8 +19,14 @@ sys.exit(1 if bad else 0)
 
 
 def test_importing_every_agent_module_loads_no_django():
-    result = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+    )
     assert result.returncode == 0, f"agent imported: {result.stdout} {result.stderr[-2000:]}"
 
 
@@ -30,7 +36,10 @@ def test_no_agent_source_file_imports_the_host():
         for line in path.read_text(encoding="utf-8").splitlines():
             stripped = line.strip()
             if stripped.startswith(("import ", "from ")) and stripped.split()[1].split(".")[0] in {
-                "django", "channels", "celery", "chatapp"
+                "django",
+                "channels",
+                "celery",
+                "chatapp",
             }:
                 offenders.append(f"{path}: {stripped}")
     assert offenders == []

@@ -16,7 +16,10 @@ def compose() -> dict:
 def test_it_has_the_production_topology():
     services = compose()["services"]
     assert set(services) == {"postgres", "redis", "migrate", "web", "worker"}
-    assert services["web"]["command"][:1] == ["daphne"] and "chatapp.asgi:application" in services["web"]["command"]
+    assert (
+        services["web"]["command"][:1] == ["daphne"]
+        and "chatapp.asgi:application" in services["web"]["command"]
+    )
     worker = services["worker"]["command"]
     assert worker[:4] == ["celery", "-A", "chatapp", "worker"]
     assert worker[worker.index("--pool") + 1] == "threads"
@@ -46,8 +49,18 @@ def test_app_services_get_their_database_and_redis_from_the_environment():
 
 def test_env_example_names_every_required_variable():
     example = (ROOT / ".env.example").read_text()
-    for name in ("SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "CSRF_TRUSTED_ORIGINS", "POSTGRES_PASSWORD",
-                 "OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_MODEL"):
+    for name in (
+        "SECRET_KEY",
+        "DEBUG",
+        "ALLOWED_HOSTS",
+        "CSRF_TRUSTED_ORIGINS",
+        "POSTGRES_PASSWORD",
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+        "OPENAI_MODEL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_MODEL",
+    ):
         assert f"{name}=" in example, name
 
 

@@ -45,8 +45,9 @@ def test_a_valid_message_is_stored_with_a_queued_run(alice_client, convo, django
     assert f'id="run-{run.pk}"' in response.content.decode()
 
 
-def test_a_second_message_while_a_run_is_active_is_refused_and_says_why(alice_client, convo,
-                                                                        django_capture_on_commit_callbacks):
+def test_a_second_message_while_a_run_is_active_is_refused_and_says_why(
+    alice_client, convo, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=False):
         alice_client.post(f"/c/{convo.pk}/send/", {"message": "first"})
         response = alice_client.post(f"/c/{convo.pk}/send/", {"message": "second"})
@@ -60,7 +61,11 @@ def test_it_rejects_foreign_conversation(cast, convo, path):
     client = Client()
     client.force_login(cast["bob"])
     url = path.format(id=convo.pk)
-    response = client.post(url, {"message": "x", "title": "x"}) if not url.endswith(f"{convo.pk}/") else client.get(url)
+    response = (
+        client.post(url, {"message": "x", "title": "x"})
+        if not url.endswith(f"{convo.pk}/")
+        else client.get(url)
+    )
     assert response.status_code == 404
     assert Conversation.objects.filter(pk=convo.pk, title="New conversation").exists()
 

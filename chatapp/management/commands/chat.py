@@ -102,7 +102,9 @@ class Command(BaseCommand):
                 if message["frame"]["type"] == "delta":
                     deltas += 1
                 continue  # drain frames before looking at the database again
-            status = await sync_to_async(lambda: Run.objects.values_list("status", flat=True).get(pk=run_id))()
+            status = await sync_to_async(
+                lambda: Run.objects.values_list("status", flat=True).get(pk=run_id)
+            )()
             if status in STOP_STATUSES:
                 return deltas
         raise CommandError(f"run {run_id} did not finish within {timeout:.0f} s")

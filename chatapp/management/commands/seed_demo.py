@@ -10,8 +10,11 @@ from django.core.management.base import BaseCommand, CommandError
 from chatapp.access import AUDITORS
 from chatapp.services.providers import ensure_env_providers
 
-DEMO_USERS = (("demo", "demo", {}), ("admin", "admin", {"is_staff": True, "is_superuser": True}),
-              ("auditor", "auditor", {}))
+DEMO_USERS = (
+    ("demo", "demo", {}),
+    ("admin", "admin", {"is_staff": True, "is_superuser": True}),
+    ("auditor", "auditor", {}),
+)
 
 
 class Command(BaseCommand):
@@ -35,4 +38,6 @@ class Command(BaseCommand):
         from chatapp.services.demo_tools import seed_demo_tools
 
         seed_demo_tools(users.objects.get(username="demo"))
-        self.stdout.write("Demo logins: demo/demo (chat), admin/admin (admin, approvals), auditor/auditor (traces)")
+        self.stdout.write(
+            "Demo logins: demo/demo (chat), admin/admin (admin, approvals), auditor/auditor (traces)"
+        )

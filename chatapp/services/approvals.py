@@ -1,0 +1,114 @@
+"""Approving or denying a tool call that waits for an admin (R-TOOL-2, R-RUN-3).
+
+One code path for the admin, the approval page and ``manage.py approvals``. The decision is taken
+under a row lock, so two admins or a double click give exactly one decision and one resume; the
+resume task is enqueued only after the decision is committed. A run waiting for approval holds no
+worker: deciding the last pending call of a run puts it back in the queue.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+
+from chatapp.models import Approval, Run, RunEvent, ToolCall
+from chatapp.services import policies
+from chatapp.services.errors import ChatError
+
+
+class ApprovalRefused(ChatError):
+    """This person may not decide this call."""
+
+
+class AlreadyDecided(ChatError):
+    pass
+
+
+def may_approve(user: Any) -> bool:
+    return bool(user.is_authenticated and user.is_active and user.has_perm("chatapp.approve_toolcall"))
+
+
+def pending() -> list[ToolCall]:
+    return list(
+        ToolCall.objects.filter(status=ToolCall.Status.AWAITING_APPROVAL, approval__isnull=True)
+        .select_related("run__conversation__owner")
+        .order_by("created_at")
+    )
+
+
+def _check_person(user: Any, call: ToolCall) -> None:
+    if not may_approve(user):
+        raise ApprovalRefused(
+            f"{user.get_username()} may not approve tool calls (permission approve_toolcall)."
+        )
+    owner_id = call.run.conversation.owner_id
+    rule = policies.match(policies.load_rules(), call.name)
+    if owner_id == user.pk and call.risk == "high" and not (rule and rule.allow_self_approval):
+        raise ApprovalRefused("You cannot approve a high-risk call made in your own conversation.")
+
+
+def decide(call_pk: int, user: Any, *, approve: bool, reason: str = "") -> Approval:
+    from chatapp.tasks import execute_run
+
+    with transaction.atomic():
+        call = ToolCall.objects.select_for_update().select_related("run__conversation").get(pk=call_pk)
+        run = Run.objects.select_for_update().get(pk=call.run_id)
+        _check_person(user, call)
+        if (
+            call.status != ToolCall.Status.AWAITING_APPROVAL
+            or Approval.objects.filter(tool_call=call).exists()
+        ):
+            raise AlreadyDecided(f"This call was already decided (it is {call.status}).")
+        decision = Approval.Decision.APPROVED if approve else Approval.Decision.DENIED
+        approval = Approval.objects.create(
+            tool_call=call,
+            decision=decision,
+            decided_by=user,
+            reason=reason.strip(),
+            definition_hash=call.definition_hash,
+        )
+        call.status = ToolCall.Status.APPROVED if approve else ToolCall.Status.DENIED
+        call.save(update_fields=["status", "updated_at"])
+        frame = _append_event(
+            run,
+            "approval_decided",
+            {
+                "call_id": call.call_id,
+                "name": call.name,
+                "decision": decision,
+                "by": user.get_username(),
+                "reason": approval.reason,
+                "round_index": call.round_index,
+                "index": call.index,
+            },
+        )
+        still_waiting = run.tool_calls.filter(status=ToolCall.Status.AWAITING_APPROVAL).exists()
+        if not still_waiting and run.status == Run.Status.AWAITING_APPROVAL and not run.cancel_requested:
+            run.status = Run.Status.QUEUED
+            run.save(update_fields=["status"])
+            execute_run.delay_on_commit(run.pk)
+        transaction.on_commit(lambda: publish(run.conversation_id, frame))
+    return approval
+
+
+def _append_event(run: Run, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """An event written by the web side; the run row is locked, and no worker holds this run."""
+    seq = max(run.last_seq, RunEvent.objects.filter(run=run).aggregate(m=Max("seq"))["m"] or 0) + 1
+    RunEvent.objects.create(run=run, seq=seq, type=kind, payload=payload, durable=True)
+    Run.objects.filter(pk=run.pk).update(last_seq=seq)
+    return {"run": run.pk, "seq": seq, "type": kind, "data": payload}
+
+
+def publish(conversation_id: int, frame: dict[str, Any]) -> None:
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    try:
+        async_to_sync(get_channel_layer().group_send)(
+            f"conversation.{conversation_id}", {"type": "run.frame", "frame": frame}
+        )
+    except Exception:  # noqa: BLE001 - the frame is stored; clients back-fill on reconnect
+        logging.getLogger(__name__).warning("publishing a frame failed", exc_info=True)
