@@ -17,7 +17,7 @@ from channels.layers import get_channel_layer
 from agent import events as ev
 from chatapp.frames import event_payload, event_type
 from chatapp.models import Run
-from chatapp.worker import store
+from chatapp.worker import crash, store
 from chatapp.worker.runtime import WorkerRuntime
 
 _DELTAS = (ev.TextDelta, ev.ReasoningDelta, ev.ToolCallDelta)
@@ -81,6 +81,7 @@ class RunRecorder:
         self.seq += 1
         seq = self.seq
         await self.runtime.db(store.append_event, self.run_id, seq, kind, payload, False)
+        crash.after_stored(kind, payload)
         await self._publish(seq, kind, payload)
 
     async def _durable(self, event: ev.Event) -> None:
@@ -100,6 +101,7 @@ class RunRecorder:
             }
             extra["definition_hash"] = info.definition_hash or ""
         await self.runtime.db(store.persist_durable, self.run_id, seq, kind, payload, event, extra)
+        crash.after_stored(kind, payload)
         await self._publish(seq, kind, payload)
 
     async def _publish(self, seq: int, kind: str, payload: dict[str, Any]) -> None:
