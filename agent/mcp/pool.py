@@ -165,6 +165,7 @@ class McpPool:
 
     async def catalogue(self, name: str, *, refresh: bool = False) -> Catalogue:
         """The server's tools (all pages), refetched after list_changed or when ``refresh``."""
+        self._check_loop()
         cached = self._catalogues.get(name)
         if cached is not None and not refresh and name not in self._stale:
             return cached
