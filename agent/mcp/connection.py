@@ -122,6 +122,7 @@ class ServerConnection:
         try:
             client = await asyncio.wait_for(asyncio.shield(ready), timeout=self.config.connect_timeout)
         except TimeoutError:
+            ready.cancel()  # nobody waits for it any more: the runner must not set a result on it
             self._fail("start or initialize did not finish", timeout=True)
             raise ServerStartTimeoutError(
                 self.config.name, f"start or initialize took longer than {self.config.connect_timeout:g} s"
@@ -130,6 +131,7 @@ class ServerConnection:
             self._fail(exc.detail)
             raise
         except asyncio.CancelledError:
+            ready.cancel()
             self._fail("start cancelled")
             raise
         self.last_error = None

@@ -9,7 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 import psutil  # noqa: E402
-from conftest import raw_config  # noqa: E402
+from mcp_helpers import raw_config  # noqa: E402
 
 from agent.mcp import McpPool  # noqa: E402
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 import pytest_asyncio
-from conftest import demo_config
+from mcp_helpers import demo_config
 
 from agent.mcp import McpPool, McpServerConfig, McpToolbox
 from agent.toolbox import ToolContext

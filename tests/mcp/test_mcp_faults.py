@@ -6,7 +6,7 @@ import time
 
 import pytest
 import pytest_asyncio
-from conftest import child_pids, raw_config
+from mcp_helpers import child_pids, raw_config
 
 from agent.mcp import McpPool, McpToolbox, ServerStartTimeoutError
 from agent.toolbox import ToolContext

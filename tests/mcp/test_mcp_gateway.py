@@ -2,7 +2,7 @@
 
 import pytest
 import pytest_asyncio
-from conftest import raw_config
+from mcp_helpers import raw_config
 
 from agent.mcp import GATEWAY_TOOL, McpPool, McpToolbox
 from agent.toolbox import ToolContext

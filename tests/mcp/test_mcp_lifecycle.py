@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import child_pids, raw_config
+from mcp_helpers import child_pids, raw_config
 
 from agent.mcp import McpPool
 

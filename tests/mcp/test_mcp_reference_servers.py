@@ -6,7 +6,7 @@ import sys
 
 import pytest
 import pytest_asyncio
-from conftest import NODE_DIR
+from mcp_helpers import NODE_DIR
 
 from agent.mcp import McpPool, McpServerConfig, McpToolbox
 from agent.toolbox import ToolContext

@@ -5,7 +5,7 @@ import hashlib
 
 import psycopg
 import pytest
-from conftest import ADMIN_DSN
+from tools_helpers import ADMIN_DSN
 
 from agent.tools import PostgresBackend, SqliteBackend, SqlToolbox, create_demo_sqlite, ensure_demo_database
 

@@ -1,7 +1,7 @@
 """A corpus of path escapes: each is refused by every file tool, and nothing changes on disk."""
 
 import pytest
-from conftest import snapshot
+from tools_helpers import snapshot
 
 # {ws} and {outside} are replaced by the real absolute paths.
 ESCAPES = [
