@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.integration.stack import free_port, stack_env
+
+
+def pytest_collection_modifyitems(items):
+    # Browser tests drive Playwright's sync API, which runs an event loop in this thread while a
+    # browser is open: run them after every asyncio test.
+    items.sort(key=lambda item: "tests/browser/" in str(item.fspath))
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """One test database per pytest process, so concurrent suites on one server never collide."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"].endswith("postgresql"):
+        db.setdefault("TEST", {})["NAME"] = f"test_{db['NAME']}_{os.getpid()}"
 
 
 @pytest.fixture

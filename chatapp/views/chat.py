@@ -13,7 +13,9 @@ from chatapp.models import Conversation, ProviderConfig, Run
 from chatapp.services.errors import ChatError
 from chatapp.services.providers import ensure_env_providers
 from chatapp.services.runs import request_cancel, start_run
+from chatapp.views.charts import usage_bars
 from chatapp.views.display import conversation_items
+from chatapp.views.toggles import save_toggles, tool_toggles
 
 PAGE = "chat/page.html"
 
@@ -55,6 +57,8 @@ def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
         "items": conversation_items(convo),
         "providers": ProviderConfig.objects.filter(enabled=True),
         "active_run": convo.runs.filter(status__in=("queued", "running", "awaiting_approval")).first(),
+        "chart": usage_bars(convo),
+        "tool_toggles": tool_toggles(convo),
     }
     return render(request, PAGE, context)
 
@@ -134,5 +138,6 @@ def conversation_settings(request: HttpRequest, conversation_id: int) -> HttpRes
     provider = ProviderConfig.objects.filter(name=provider_name, enabled=True).first()
     convo.provider = provider
     convo.model_override = request.POST.get("model", "").strip()[:120]
-    convo.save(update_fields=["provider", "model_override", "updated_at"])
+    save_toggles(convo, request.POST)
+    convo.save(update_fields=["provider", "model_override", "tool_settings", "updated_at"])
     return redirect("conversation", conversation_id=convo.pk)

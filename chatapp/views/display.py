@@ -16,6 +16,7 @@ class Exchange:
     user: Message | None
     run: Run | None
     answer_html: SafeString | None = None
+    answer_partial: bool = False
     rounds: list[Any] = field(default_factory=list)
     calls_by_round: dict[int, list[Any]] = field(default_factory=dict)
 

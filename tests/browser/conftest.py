@@ -1,13 +1,9 @@
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-# Playwright's sync API keeps an event loop running in this thread; the ORM calls made by the tests
-# themselves are still plain synchronous calls.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 CHROMIUM_ARGS = [
@@ -21,7 +17,14 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(autouse=True)
+def _sync_orm_beside_playwright(monkeypatch):
+    # Playwright's sync API keeps an event loop running in this thread; the ORM calls made by the
+    # tests themselves are still plain synchronous calls.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="module")
 def browser():
     from playwright.sync_api import sync_playwright
 

@@ -1,0 +1,38 @@
+"""Template helpers. Everything returns plain text for auto-escaping; nothing is marked safe."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def pretty_json(value: Any) -> str:
+    """Pretty-print a JSON string or value; text that is not JSON is returned unchanged."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except (ValueError, TypeError):
+            return value
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+@register.filter
+def head(text: str, limit: int = 2000) -> str:
+    return text if len(text) <= limit else text[:limit]
+
+
+@register.filter
+def longer_than(text: str, limit: int = 2000) -> bool:
+    return len(text or "") > limit
+
+
+@register.filter
+def ms(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:.0f} ms"

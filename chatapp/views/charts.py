@@ -1,0 +1,57 @@
+"""A per-conversation picture of token usage per round, as SVG geometry computed server-side."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chatapp.models import Conversation, Round
+
+WIDTH, HEIGHT, PAD = 600, 160, 24
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: float
+    width: float
+    prompt_y: float
+    prompt_h: float
+    completion_y: float
+    completion_h: float
+    label: str
+    title: str
+
+
+def usage_bars(conversation: Conversation) -> dict:
+    rounds = list(
+        Round.objects.filter(run__conversation=conversation)
+        .order_by("run_id", "index")
+        .values("run_id", "index", "usage")
+    )
+    if not rounds:
+        return {"bars": [], "width": WIDTH, "height": HEIGHT}
+    totals = [
+        ((r["usage"] or {}).get("prompt_tokens") or 0, (r["usage"] or {}).get("completion_tokens") or 0)
+        for r in rounds
+    ]
+    peak = max(p + c for p, c in totals) or 1
+    slot = (WIDTH - 2 * PAD) / len(rounds)
+    scale = (HEIGHT - 2 * PAD) / peak
+    bars = []
+    for i, (r, (prompt, completion)) in enumerate(zip(rounds, totals, strict=True)):
+        x = PAD + i * slot + slot * 0.15
+        prompt_h, completion_h = prompt * scale, completion * scale
+        base = HEIGHT - PAD
+        bars.append(
+            Bar(
+                x=round(x, 1),
+                width=round(slot * 0.7, 1),
+                prompt_y=round(base - prompt_h, 1),
+                prompt_h=round(prompt_h, 1),
+                completion_y=round(base - prompt_h - completion_h, 1),
+                completion_h=round(completion_h, 1),
+                label=f"{r['run_id']}.{r['index'] + 1}",
+                title=f"run {r['run_id']} round {r['index'] + 1}: "
+                f"{prompt} prompt + {completion} completion tokens",
+            )
+        )
+    return {"bars": bars, "width": WIDTH, "height": HEIGHT, "peak": peak, "baseline": HEIGHT - PAD}
