@@ -4,7 +4,6 @@ from pathlib import Path
 
 import pytest
 
-
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 CHROMIUM_ARGS = [
     "--no-sandbox",
