@@ -1,3 +1,4 @@
+from chatapp.models.audit import AuditEvent as AuditEvent
 from chatapp.models.conversation import Conversation, Message
 from chatapp.models.mcp_server import McpServer
 from chatapp.models.policy import ToolPolicy

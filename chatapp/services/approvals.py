@@ -14,6 +14,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Max
 
+from chatapp.audit import record
 from chatapp.models import Approval, Run, RunEvent, ToolCall
 from chatapp.services import policies
 from chatapp.services.errors import ChatError
@@ -72,6 +73,7 @@ def decide(call_pk: int, user: Any, *, approve: bool, reason: str = "") -> Appro
         )
         call.status = ToolCall.Status.APPROVED if approve else ToolCall.Status.DENIED
         call.save(update_fields=["status", "updated_at"])
+        record("approval", run_id=run.pk, actor=user.get_username(), subject=approval)
         frame = _append_event(
             run,
             "approval_decided",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from chatapp.audit import record
 from chatapp.models import Conversation, Message, ProviderConfig, Run
 from chatapp.services.errors import MessageRejected, RunAlreadyActive
 from chatapp.services.providers import default_provider
@@ -50,6 +51,7 @@ def start_run(conversation: Conversation, text: str) -> Run:
             )
             message.run = run
             message.save(update_fields=["run"])
+            record("run_created", run_id=run.pk, actor=conversation.owner.get_username(), subject=run)
             if conversation.title == "New conversation":
                 conversation.title = text.strip().splitlines()[0][:60] or conversation.title
             conversation.save(update_fields=["title", "updated_at"])

@@ -9,6 +9,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from agent import events as ev
+from chatapp.audit import record
 from chatapp.models import Message, Round, Run, RunEvent, ToolCall
 from chatapp.redaction import redact
 
@@ -66,7 +67,7 @@ def _apply(run_id: int, event: ev.Event) -> None:
 
 def _store_round(run_id: int, event: ev.RoundFinished) -> None:
     usage = event.usage.to_dict()
-    Round.objects.update_or_create(
+    stored, _ = Round.objects.update_or_create(
         run_id=run_id,
         index=event.round_index,
         defaults={
@@ -87,11 +88,12 @@ def _store_round(run_id: int, event: ev.RoundFinished) -> None:
         prompt_tokens=F("prompt_tokens") + (usage.get("prompt_tokens") or 0),
         completion_tokens=F("completion_tokens") + (usage.get("completion_tokens") or 0),
     )
+    record("round_stored", run_id=run_id, subject=stored)
 
 
 def _store_tool_call(run_id: int, event: ev.ToolCallChanged, extra: dict[str, Any]) -> None:
     definition = {k: extra[k] for k in ("definition", "definition_hash") if k in extra}
-    _, created = ToolCall.objects.update_or_create(
+    call, created = ToolCall.objects.update_or_create(
         run_id=run_id,
         round_index=event.round_index,
         index=event.index,
@@ -113,6 +115,7 @@ def _store_tool_call(run_id: int, event: ev.ToolCallChanged, extra: dict[str, An
     )
     if created:
         Run.objects.filter(pk=run_id).update(tool_calls_count=F("tool_calls_count") + 1)
+    record("tool_call_status", run_id=run_id, subject=call)
 
 
 def _finish(run_id: int, event: ev.RunFinished) -> None:
@@ -133,3 +136,4 @@ def finish_run(run_id: int, status: str, **fields: Any) -> None:
     Run.objects.filter(pk=run_id).update(
         status=status, finished_at=timezone.now(), lease_owner="", lease_expires_at=None, **fields
     )
+    record("run_finished", run_id=run_id, subject=Run.objects.get(pk=run_id))

@@ -1,0 +1,126 @@
+"""Appending to the audit chain.
+
+``record`` is called inside the transaction that makes the change it records, so the audit row and
+the change commit or roll back together. Appends are serialised so concurrent workers never fork the
+chain: on PostgreSQL with a transaction-scoped advisory lock (held until the caller's transaction
+ends, so call ``record`` last in it); SQLite runs write transactions one at a time already
+(``transaction_mode`` IMMEDIATE). ``seq`` is unique as a last line of defence.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from chatapp.audit.chain import GENESIS, canonical_json, digest, document, normalise, sha256_hex
+from chatapp.models import Approval, AuditEvent, Round, Run, ToolCall
+
+# A fixed 32-bit key for pg_advisory_xact_lock; any constant works as long as every writer agrees.
+LOCK_KEY = zlib.crc32(b"clearloop.audit_chain")
+SYSTEM = "system"
+
+
+def record(
+    kind: str,
+    *,
+    run_id: int | None = None,
+    actor: str = SYSTEM,
+    subject: Any = None,
+    payload: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """Append one event. ``subject`` (a Run, Round, ToolCall or Approval) is summarised into the payload."""
+    body = normalise({**describe(subject), **(payload or {})})
+    with transaction.atomic():
+        _lock()
+        last = AuditEvent.objects.order_by("-seq").values("seq", "hash").first()
+        seq = last["seq"] + 1 if last else 1
+        prev_hash = last["hash"] if last else GENESIS
+        created_at = timezone.now()
+        text = canonical_json(
+            document(
+                seq=seq,
+                kind=kind,
+                actor=actor,
+                run_id=run_id,
+                payload=body,
+                created_at=created_at,
+                prev_hash=prev_hash,
+            )
+        )
+        return AuditEvent.objects.create(
+            seq=seq,
+            kind=kind,
+            actor=actor,
+            run_id=run_id,
+            payload=body,
+            created_at=created_at,
+            prev_hash=prev_hash,
+            hash=sha256_hex(text),
+        )
+
+
+def _lock() -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
+
+
+def describe(subject: Any) -> dict[str, Any]:
+    """What the chain pins about a domain row: identifying fields plus digests of stored content."""
+    if subject is None:
+        return {}
+    if isinstance(subject, Run):
+        return {
+            "conversation_id": subject.conversation_id,
+            "status": subject.status,
+            "provider": subject.provider_name,
+            "model": subject.model,
+            "user_message_id": subject.user_message_id,
+            "error_class": subject.error_class,
+            "prompt_tokens": subject.prompt_tokens,
+            "completion_tokens": subject.completion_tokens,
+            "final_text_sha256": digest(subject.final_text),
+        }
+    if isinstance(subject, Round):
+        return {
+            "round_index": subject.index,
+            "kind": subject.kind,
+            "provider": subject.provider_name,
+            "model": subject.model,
+            "finish_reason": subject.finish_reason,
+            "usage": subject.usage,
+            "request_sha256": digest(subject.request),
+            "response_sha256": digest(subject.response),
+        }
+    if isinstance(subject, ToolCall):
+        return {
+            "round_index": subject.round_index,
+            "index": subject.index,
+            "call_id": subject.call_id,
+            "name": subject.name,
+            "server": subject.server,
+            "status": subject.status,
+            "risk": subject.risk,
+            "is_error": subject.is_error,
+            "error_code": subject.error_code,
+            "attempts": subject.attempts,
+            "duration_ms": subject.duration_ms,
+            "arguments_sha256": digest(subject.arguments),
+            "result_sha256": digest(subject.result),
+        }
+    if isinstance(subject, Approval):
+        call = subject.tool_call
+        return {
+            "tool_call_id": call.pk,
+            "call_id": call.call_id,
+            "name": call.name,
+            "round_index": call.round_index,
+            "index": call.index,
+            "decision": subject.decision,
+            "reason": subject.reason,
+            "definition_hash": subject.definition_hash,
+        }
+    raise TypeError(f"no audit description for {type(subject).__name__}")
