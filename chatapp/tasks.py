@@ -15,8 +15,11 @@ def execute_run(run_id: int) -> None:
     from chatapp.worker.driver import drive_run
     from chatapp.worker.runtime import get_runtime
 
+    runtime = get_runtime()
+    # Lease writes go through the runtime's few DB threads too: with a threads pool of hundreds, a
+    # connection opened (and kept for CONN_MAX_AGE) by every Celery thread exhausted PostgreSQL.
     try:
-        lease = acquire_lease(run_id)
+        lease = runtime.run(runtime.db(acquire_lease, run_id))
     except LeaseHeld as held:
         # Maybe a live worker has it, maybe a dead one: look again once the lease has expired.
         log.info("run %s is leased; retrying in %.0f s", run_id, held.retry_in)
@@ -25,8 +28,7 @@ def execute_run(run_id: int) -> None:
     except LeaseRefused as refused:
         log.info("run %s not started: %s", run_id, refused)
         return
-    runtime = get_runtime()
     try:
         runtime.run(drive_run(runtime, run_id, lease))
     finally:
-        release_lease(run_id, lease)
+        runtime.run(runtime.db(release_lease, run_id, lease))

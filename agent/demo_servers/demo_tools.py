@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -89,7 +90,18 @@ def send_message(phone_number: str, content: str) -> SendReceipt:
     line["sent_at"] = datetime.now(UTC).isoformat()
     with path.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+    _hold_after_send()
     return receipt
+
+
+def _hold_after_send(limit: float = 60.0) -> None:
+    """Test hook: with ``CLEARLOOP_OUTBOX_HOLD=<path>``, wait (at most ``limit`` s) until that file
+    exists before answering, so a test can kill the caller after the side effect and before the
+    result comes back (tests/durable). Unset, it does nothing."""
+    hold = os.environ.get("CLEARLOOP_OUTBOX_HOLD")
+    deadline = time.monotonic() + limit
+    while hold and not Path(hold).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 @server.resource(

@@ -48,7 +48,9 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
 
 
 async def _keep_lease(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
-    interval = max(5.0, settings.RUN_LEASE_SECONDS / 3)
+    # Renew well inside the lease: a renewal interval longer than the lease (it was max(5, lease/3))
+    # let a redelivered copy of the task take a lease whose owner was still working.
+    interval = max(0.5, settings.RUN_LEASE_SECONDS / 3)
     while True:
         await asyncio.sleep(interval)
         await runtime.db(renew_lease, run_id, lease)

@@ -1,0 +1,7 @@
+"""The Django admin (R-UI-3): providers, MCP servers, tool policies, the approval queue, and
+read-only views of runs and their trace. One module per area; importing them registers them.
+"""
+
+from chatapp.admin import approvals, mcp, policies, providers, trace
+
+__all__ = ["approvals", "mcp", "policies", "providers", "trace"]

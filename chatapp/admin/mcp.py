@@ -1,0 +1,226 @@
+"""MCP servers: edit, test the connection (and see the tools as the model will), import / export."""
+
+from __future__ import annotations
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+
+from agent.mcp import McpConfigError, McpServerConfig
+from chatapp.models import McpServer
+from chatapp.services.admin_checks import ServerReport, probe_servers
+from chatapp.services.mcp_io import export_servers, import_servers
+
+MAX_TESTED = 10
+ENV_HELP = (
+    'A value written "env:NAME" is read from the environment of the process that starts the server '
+    "(the worker) and is never stored: keep tokens out of the database that way."
+)
+
+
+def _is_str_map(value: object) -> bool:
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
+class McpServerForm(forms.ModelForm):
+    class Meta:
+        model = McpServer
+        fields = [
+            "name",
+            "transport",
+            "enabled",
+            "command",
+            "args",
+            "env",
+            "url",
+            "headers",
+            "connect_timeout",
+            "call_timeout",
+            "gateway",
+            "trusted",
+        ]
+        help_texts = {
+            "args": 'A JSON array of strings, e.g. ["-m", "my_server", "--flag"]; never run through a shell.',
+            "env": 'A JSON object of strings added to a stdio child\'s environment, e.g. {"API_TOKEN": '
+            f'"env:MY_API_TOKEN"}}. {ENV_HELP}',
+            "headers": 'A JSON object of HTTP headers for http / sse servers, e.g. {"Authorization": '
+            f'"env:REMOTE_MCP_AUTH"}}. {ENV_HELP}',
+            "name": "a slug (lowercase letters, digits, - and _; no __; at most 32 characters): "
+            "also the namespace of the server's tools, server__tool",
+        }
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if "args" in data and not (
+            isinstance(data["args"], list) and all(isinstance(a, str) for a in data["args"])
+        ):
+            self.add_error("args", "must be a JSON array of strings")
+        for name in ("env", "headers"):
+            if name in data and not _is_str_map(data[name]):
+                self.add_error(name, "must be a JSON object whose values are strings")
+        if self.errors or not data.get("name"):
+            return data
+        try:
+            McpServerConfig(
+                name=data["name"],
+                transport=data.get("transport") or "stdio",
+                command=data.get("command") or None,
+                args=tuple(data.get("args") or ()),
+                url=data.get("url") or None,
+                connect_timeout=data.get("connect_timeout") or 0,
+                call_timeout=data.get("call_timeout") or 0,
+            )
+        except McpConfigError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        return data
+
+
+class ImportForm(forms.Form):
+    document = forms.CharField(
+        label="mcpServers JSON",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 16, "cols": 90, "spellcheck": "false"}),
+        help_text='The "mcpServers" object of Claude Desktop, Cursor or VS Code. Servers are matched by '
+        "name: new ones are created, existing ones updated.",
+    )
+    file = forms.FileField(label="or upload a file", required=False)
+
+    def clean(self) -> dict:
+        data = super().clean()
+        upload = data.get("file")
+        if upload is not None:
+            try:
+                data["document"] = upload.read().decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise forms.ValidationError("the file is not UTF-8 text") from exc
+        if not (data.get("document") or "").strip():
+            raise forms.ValidationError("paste a JSON document or choose a file")
+        return data
+
+
+def _target(server: McpServer) -> str:
+    if server.transport == McpServer.Transport.STDIO:
+        return " ".join([server.command, *(str(a) for a in server.args or ())])
+    return server.url
+
+
+@admin.register(McpServer)
+class McpServerAdmin(admin.ModelAdmin):
+    form = McpServerForm
+    list_display = ("name", "transport", "target", "enabled", "gateway", "trusted", "call_timeout")
+    list_filter = ("transport", "enabled", "gateway", "trusted")
+    search_fields = ("name", "command", "url")
+    actions = ["test_connection", "export_json"]
+    fieldsets = [
+        (None, {"fields": ["name", "transport", "enabled"]}),
+        ("stdio", {"fields": ["command", "args", "env"]}),
+        ("Streamable HTTP / SSE", {"fields": ["url", "headers"]}),
+        ("Behaviour", {"fields": ["connect_timeout", "call_timeout", "gateway", "trusted"]}),
+    ]
+
+    @admin.display(description="command / URL")
+    def target(self, obj: McpServer) -> str:
+        return _target(obj)
+
+    # --- test connection ---------------------------------------------------------------------
+
+    def _render_reports(self, request: HttpRequest, reports: list[ServerReport]) -> TemplateResponse:
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Test connection",
+            "reports": [_present(r) for r in reports],
+        }
+        return TemplateResponse(request, "admin/chatapp/mcpserver/test_connection.html", context)
+
+    @admin.action(description="Test connection (and list tools)", permissions=["change"])
+    def test_connection(self, request: HttpRequest, queryset):
+        servers = list(queryset[: MAX_TESTED + 1])
+        if len(servers) > MAX_TESTED:
+            self.message_user(request, f"Testing the first {MAX_TESTED} servers only.", messages.WARNING)
+        return self._render_reports(request, probe_servers(servers[:MAX_TESTED]))
+
+    def test_view(self, request: HttpRequest, object_id: int):
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        server = get_object_or_404(McpServer, pk=object_id)
+        if not self.has_change_permission(request, server):
+            raise PermissionDenied
+        return self._render_reports(request, probe_servers([server]))
+
+    # --- export / import -----------------------------------------------------------------------
+
+    @admin.action(description="Export selected as mcpServers JSON")
+    def export_json(self, request: HttpRequest, queryset):
+        export = export_servers(queryset.order_by("name"))
+        for line in export.masked:
+            self.message_user(request, f"Exported as a placeholder: {line}", messages.INFO)
+        for line in export.skipped:
+            self.message_user(request, f"Not exported: {line}", messages.WARNING)
+        response = HttpResponse(
+            json.dumps(export.document, indent=2, ensure_ascii=False),
+            content_type="application/json; charset=utf-8",
+        )
+        response["Content-Disposition"] = 'attachment; filename="mcpServers.json"'
+        return response
+
+    def import_view(self, request: HttpRequest):
+        if not (self.has_add_permission(request) and self.has_change_permission(request)):
+            raise PermissionDenied
+        form = ImportForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                done = import_servers(form.cleaned_data["document"])
+            except McpConfigError as exc:
+                form.add_error(None, f"Nothing was imported: {exc}")
+            else:
+                if not done:
+                    self.message_user(request, "The document lists no servers.", messages.WARNING)
+                for item in done:
+                    self.message_user(
+                        request, f"{item.action} {item.name} ({item.transport})", messages.SUCCESS
+                    )
+                return HttpResponseRedirect(reverse("admin:chatapp_mcpserver_changelist"))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Import mcpServers JSON",
+            "form": form,
+        }
+        return TemplateResponse(
+            request, "admin/chatapp/mcpserver/import.html", context, status=400 if form.errors else 200
+        )
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("import/", wrap(self.import_view), name="chatapp_mcpserver_import"),
+            path("<int:object_id>/test-connection/", wrap(self.test_view), name="chatapp_mcpserver_test"),
+            *super().get_urls(),
+        ]
+
+
+def _pretty(value: object) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+def _present(report: ServerReport) -> dict:
+    """A report with its JSON pre-formatted; the template escapes every string."""
+    return {
+        "report": report,
+        "server_info": _pretty(report.server_info) if report.server_info else "",
+        "tools": [
+            {
+                "tool": tool,
+                "schema": _pretty(tool.parameters),
+                "hints": _pretty(tool.hints) if tool.hints else "",
+            }
+            for tool in report.tools
+        ],
+    }

@@ -1,0 +1,161 @@
+"""Model providers: the API key is write-only (stored encrypted, never shown), and a test request."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponseNotAllowed, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
+
+from agent.providers import profiles
+from chatapp.models import ProviderConfig
+from chatapp.secrets import encrypt
+from chatapp.services.admin_checks import ProviderCheck, check_provider
+
+MAX_TESTED = 5  # one action never waits on more endpoints than this
+
+
+class ProviderConfigForm(forms.ModelForm):
+    api_key = forms.CharField(
+        label="API key",
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Write-only: stored encrypted and never shown again. Leave blank to keep the stored "
+        "key. Alternatively name an environment variable below (it wins when it is set).",
+    )
+    clear_api_key = forms.BooleanField(label="Remove the stored API key", required=False)
+
+    class Meta:
+        model = ProviderConfig
+        fields = [
+            "name",
+            "label",
+            "kind",
+            "preset",
+            "base_url",
+            "model",
+            "api_key",
+            "clear_api_key",
+            "api_key_env",
+            "context_window",
+            "max_output_tokens",
+            "extra_headers",
+            "capability_overrides",
+            "enabled",
+        ]
+        help_texts = {
+            "preset": f"capability profile: one of {', '.join(sorted(profiles.PRESETS))}",
+            "base_url": "OpenAI kinds include /v1 (https://api.openai.com/v1, http://localhost:11434/v1)",
+            "extra_headers": 'a JSON object of strings, e.g. {"OpenAI-Organization": "org-..."}',
+            "capability_overrides": 'replaces single fields of the preset, e.g. {"stream": false}',
+        }
+
+    def clean(self) -> dict:
+        data = super().clean()
+        for name in ("extra_headers", "capability_overrides"):
+            if name in data and not isinstance(data[name], dict):
+                self.add_error(name, "must be a JSON object")
+        kind, preset, model = data.get("kind"), data.get("preset"), data.get("model") or ""
+        if kind and preset:
+            try:
+                capabilities = profiles.resolve(preset, model)
+            except ValueError as exc:
+                self.add_error("preset", str(exc))
+            else:
+                if capabilities.kind != kind:
+                    self.add_error(
+                        "preset", f"preset {preset!r} is for {capabilities.kind} providers, not {kind}"
+                    )
+                overrides = data.get("capability_overrides")
+                if isinstance(overrides, dict) and overrides:
+                    try:
+                        profiles.resolve(preset, model, overrides)
+                    except (ValueError, TypeError) as exc:
+                        self.add_error("capability_overrides", str(exc))
+        if data.get("api_key") and data.get("clear_api_key"):
+            self.add_error("clear_api_key", "either enter a new key or remove the stored one")
+        return data
+
+    def save(self, commit: bool = True) -> ProviderConfig:
+        config = super().save(commit=False)
+        if self.cleaned_data.get("api_key"):
+            config.api_key_encrypted = encrypt(self.cleaned_data["api_key"])
+        elif self.cleaned_data.get("clear_api_key"):
+            config.api_key_encrypted = ""
+        if commit:
+            config.save()
+        return config
+
+
+def report(request: HttpRequest, check: ProviderCheck) -> None:
+    """A check as an admin message (escaped by the admin's template)."""
+    if check.ok:
+        messages.success(request, f"{check.provider}: {check.message}")
+    else:
+        messages.error(request, f"{check.provider}: the test request failed: {check.message}")
+
+
+@admin.register(ProviderConfig)
+class ProviderConfigAdmin(admin.ModelAdmin):
+    form = ProviderConfigForm
+    list_display = ("name", "label", "kind", "preset", "model", "base_url", "enabled", "demo", "key_source")
+    list_filter = ("kind", "enabled", "is_demo")
+    search_fields = ("name", "label", "model", "base_url")
+    readonly_fields = ("stored_key", "is_demo")
+    actions = ["send_test_request"]
+
+    @admin.display(description="demo")
+    def demo(self, obj: ProviderConfig) -> str:
+        return "demo model" if obj.is_demo else ""
+
+    @admin.display(description="API key")
+    def key_source(self, obj: ProviderConfig) -> str:
+        # Where the key comes from, never any part of it.
+        if obj.api_key_env:
+            return f"env {obj.api_key_env}" + (" (stored key as fallback)" if obj.api_key_encrypted else "")
+        return "stored (encrypted)" if obj.api_key_encrypted else "none"
+
+    @admin.display(description="Stored API key")
+    def stored_key(self, obj: ProviderConfig) -> str:
+        return "set (encrypted, not shown)" if obj and obj.api_key_encrypted else "not set"
+
+    def get_fieldsets(self, request, obj=None):
+        return [
+            (None, {"fields": ["name", "label", "enabled", "is_demo"]}),
+            ("Endpoint", {"fields": ["kind", "preset", "base_url", "model"]}),
+            ("Credentials", {"fields": ["stored_key", "api_key", "clear_api_key", "api_key_env"]}),
+            (
+                "Limits and capabilities",
+                {"fields": ["context_window", "max_output_tokens", "extra_headers", "capability_overrides"]},
+            ),
+        ]
+
+    @admin.action(description="Send a test request", permissions=["change"])
+    def send_test_request(self, request: HttpRequest, queryset) -> None:
+        configs = list(queryset[: MAX_TESTED + 1])
+        if len(configs) > MAX_TESTED:
+            self.message_user(request, f"Testing the first {MAX_TESTED} providers only.", messages.WARNING)
+        for config in configs[:MAX_TESTED]:
+            report(request, check_provider(config))
+
+    def get_urls(self):
+        return [
+            path(
+                "<int:object_id>/test/",
+                self.admin_site.admin_view(self.test_view),
+                name="chatapp_providerconfig_test",
+            ),
+            *super().get_urls(),
+        ]
+
+    def test_view(self, request: HttpRequest, object_id: int):
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        config = get_object_or_404(ProviderConfig, pk=object_id)
+        if not self.has_change_permission(request, config):
+            raise PermissionDenied
+        report(request, check_provider(config))
+        return HttpResponseRedirect(reverse("admin:chatapp_providerconfig_change", args=[config.pk]))

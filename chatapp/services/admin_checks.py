@@ -1,0 +1,247 @@
+"""What the admin's "test" buttons and ``manage.py mcp_tools`` do: one short, time-bounded probe.
+
+Both run in a request (or a command) that owns no event loop, so each probe is one ``asyncio.run``
+with its own httpx client or ``McpPool``, closed before it returns; nothing is shared with a worker.
+
+* ``check_provider(config)`` sends a one-token request ("ping", max_output_tokens=1) and reports
+  the answer or the error class and message (secrets redacted; the key itself is never reported).
+* ``probe_servers(servers)`` opens every server through one pool and reports, per server, whether it
+  connected, its protocol version and the tools exactly as the model would be offered them
+  (``McpToolbox.list_tools`` shaped by the admin's ``ToolPolicy`` rows, as the worker does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from django.conf import settings
+
+from agent.mcp import McpConfigError, McpPool, McpServerConfig, McpToolbox
+from agent.messages import Message as AgentMessage
+from agent.providers import build_provider
+from agent.providers.types import ModelRequest, ResponseDone
+from agent.toolbox import ToolInfo
+from chatapp.models import McpServer, ProviderConfig
+from chatapp.redaction import redact_text
+from chatapp.services import policies
+from chatapp.services.mcp_config import to_config
+
+PROVIDER_TIMEOUT = 30.0  # seconds for the whole provider test, connection and answer included
+MCP_EXTRA_SECONDS = 10.0  # on top of a server's connect_timeout, for tools/list
+
+
+# --- providers ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderCheck:
+    provider: str
+    ok: bool
+    message: str  # fit to show: no secrets
+    duration_ms: float
+    error_class: str | None = None
+
+
+async def _ping(config: ProviderConfig, timeout: float) -> Any:
+    from chatapp.worker.context import provider_settings
+
+    provider_cfg = provider_settings(config, config.model)
+    # One attempt, bounded: the admin wants the endpoint's answer now, not after retries.
+    provider_cfg.max_retries = 0
+    provider_cfg.idle_timeout = timeout
+    provider_cfg.total_timeout = timeout
+    request = ModelRequest(messages=(AgentMessage.user("ping"),), max_output_tokens=1)
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout)) as http:
+        provider = build_provider(provider_cfg, http)
+        return await asyncio.wait_for(_first_response(provider, request), timeout)
+
+
+async def _first_response(provider: Any, request: ModelRequest) -> Any:
+    # Like ``agent.providers.complete``, but the stream is closed here, on this loop, before
+    # asyncio.run() ends it (an unfinished generator would be finalised on a closed loop).
+    stream = provider.stream(request)
+    async with contextlib.aclosing(stream):
+        async for event in stream:
+            if isinstance(event, ResponseDone):
+                return event.response
+    raise RuntimeError("the provider's stream ended without a response")
+
+
+def check_provider(config: ProviderConfig, *, timeout: float = PROVIDER_TIMEOUT) -> ProviderCheck:
+    """Send one tiny request through the configured adapter; never raises for provider trouble."""
+    started = time.monotonic()
+    try:
+        response = asyncio.run(_ping(config, timeout))
+    except TimeoutError:
+        elapsed = (time.monotonic() - started) * 1000
+        return ProviderCheck(
+            config.name,
+            False,
+            f"TimeoutError: no complete answer within {timeout:g} s",
+            elapsed,
+            "TimeoutError",
+        )
+    except Exception as exc:  # noqa: BLE001 - boundary: any failure is the report, shown to the admin
+        elapsed = (time.monotonic() - started) * 1000
+        name = type(exc).__name__
+        return ProviderCheck(config.name, False, redact_text(f"{name}: {exc}"), elapsed, name)
+    elapsed = (time.monotonic() - started) * 1000
+    text = response.text or ""
+    message = (
+        f"answered in {elapsed:.0f} ms: {text[:80]!r} (model {response.model or config.model}, "
+        f"finish_reason {response.finish_reason}"
+        + (f" / {response.finish_reason_raw}" if response.finish_reason_raw else "")
+        + ")"
+    )
+    return ProviderCheck(config.name, True, redact_text(message), elapsed)
+
+
+# --- MCP servers ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ToolReport:
+    name: str  # namespaced, as the model sees it
+    description: str
+    parameters: dict[str, Any]
+    remote_name: str | None
+    offered: bool  # False: disabled by a policy or a broken schema
+    tier: str
+    needs_approval: bool
+    disabled_reason: str | None = None
+    hints: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(slots=True)
+class ServerReport:
+    server: str
+    transport: str
+    status: str  # connected | error
+    protocol_version: str | None = None
+    server_info: dict[str, Any] | None = None
+    instructions: str | None = None
+    error: str | None = None
+    gateway: bool = False
+    tools: list[ToolReport] = field(default_factory=list)
+
+    @property
+    def connected(self) -> bool:
+        return self.status == "connected"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["tools"] = [t.to_dict() for t in self.tools]
+        return data
+
+
+class _Listed:
+    """A toolbox that offers a fixed list, so the worker's PolicyToolbox can shape it."""
+
+    def __init__(self, infos: list[ToolInfo]) -> None:
+        self.infos = infos
+
+    async def list_tools(self) -> list[ToolInfo]:
+        return self.infos
+
+
+async def _shape(infos: list[ToolInfo], rules: list, trusted: set[str]) -> list[ToolReport]:
+    from chatapp.worker.toolboxes import PolicyToolbox
+
+    box = PolicyToolbox(_Listed(infos), rules, trusted, {})
+    offered = {info.spec.name: info for info in await box.list_tools()}
+    reports = []
+    for info in infos:
+        rule = box.effective[info.spec.name]
+        shown = offered.get(info.spec.name, info)
+        reports.append(
+            ToolReport(
+                name=shown.spec.name,
+                description=shown.spec.description,
+                parameters=shown.spec.parameters,
+                remote_name=info.remote_name,
+                offered=info.spec.name in offered,
+                tier=rule.tier,
+                needs_approval=rule.needs_approval,
+                disabled_reason=info.disabled_reason or (None if rule.enabled else "disabled by a policy"),
+                hints=dict(info.hints),
+            )
+        )
+    return reports
+
+
+async def _probe_one(
+    pool: McpPool, config: McpServerConfig, overrides: dict[str, str], rules: list, trusted: set[str]
+) -> ServerReport:
+    report = ServerReport(config.name, config.transport, "error", gateway=config.gateway)
+    toolbox = McpToolbox(pool, [config], description_overrides=overrides)
+    try:
+        infos = await asyncio.wait_for(toolbox.list_tools(), config.connect_timeout + MCP_EXTRA_SECONDS)
+    except TimeoutError:
+        report.error = f"no tool list within {config.connect_timeout + MCP_EXTRA_SECONDS:g} s"
+        infos = []
+    status = await pool.status(config.name)
+    report.protocol_version = status.get("protocol_version")
+    report.server_info = status.get("server_info")
+    report.instructions = status.get("instructions")
+    if report.error is None and config.name in toolbox.errors:
+        report.error = toolbox.errors[config.name]
+    if report.error is None:
+        report.status = "connected"
+        report.tools = await _shape(infos, rules, trusted)
+    return report
+
+
+async def _probe(configs: list[McpServerConfig], rules: list) -> list[ServerReport]:
+    overrides = {pattern: rule.description for pattern, rule in rules if rule.description}
+    trusted = {c.name for c in configs if c.trusted}
+    log_dir = Path(settings.DATA_DIR) / "logs" / "mcp-checks"
+    async with McpPool(configs, log_dir=log_dir) as pool:
+        results = await asyncio.gather(
+            *(_probe_one(pool, c, overrides, rules, trusted) for c in configs), return_exceptions=True
+        )
+    reports = []
+    for config, result in zip(configs, results, strict=True):
+        if isinstance(result, BaseException):  # a bug or an SDK surprise: still only this server
+            reports.append(
+                ServerReport(
+                    config.name, config.transport, "error", error=f"{type(result).__name__}: {result}"
+                )
+            )
+        else:
+            reports.append(result)
+    return reports
+
+
+def probe_servers(servers: Iterable[McpServer]) -> list[ServerReport]:
+    """Connect to each server (enabled or not: the admin asked), list its tools, close everything.
+
+    A server whose row cannot become a config, or that fails to start, is reported with its error;
+    the others are probed all the same.
+    """
+    rows: Sequence[McpServer] = list(servers)
+    rules = policies.load_rules()
+    reports: dict[str, ServerReport] = {}
+    configs: list[McpServerConfig] = []
+    for row in rows:
+        try:
+            configs.append(dataclasses.replace(to_config(row), enabled=True))
+        except McpConfigError as exc:
+            reports[row.name] = ServerReport(row.name, row.transport, "error", error=str(exc))
+    if configs:
+        for report in asyncio.run(_probe(configs, rules)):
+            reports[report.server] = report
+    for report in reports.values():
+        if report.error:
+            report.error = redact_text(report.error)
+    return [reports[row.name] for row in rows if row.name in reports]

@@ -1,0 +1,155 @@
+"""Providers in the admin: the write-only API key and the "send a test request" action (R-UI-3)."""
+
+from __future__ import annotations
+
+import html
+
+import pytest
+
+from chatapp.models import ProviderConfig
+from chatapp.secrets import decrypt
+
+SECRET = "sk-admin-test-0123456789abcdefSECRET"
+CHANGELIST = "/admin/chatapp/providerconfig/"
+
+
+def provider(base_url: str, **kw) -> ProviderConfig:
+    values = {
+        "name": "demo-test",
+        "label": "Demo model",
+        "kind": "openai_chat",
+        "preset": "demo",
+        "base_url": base_url,
+        "model": "clearloop-demo",
+        "is_demo": True,
+    }
+    values.update(kw)
+    return ProviderConfig.objects.create(**values)
+
+
+def form_data(**overrides) -> dict:
+    data = {
+        "name": "acme",
+        "label": "Acme",
+        "kind": "openai_chat",
+        "preset": "openai",
+        "base_url": "https://llm.example.com/v1",
+        "model": "acme-1",
+        "api_key": "",
+        "api_key_env": "",
+        "context_window": "128000",
+        "max_output_tokens": "4096",
+        "extra_headers": "{}",
+        "capability_overrides": "{}",
+        "enabled": "on",
+    }
+    data.update(overrides)
+    return data
+
+
+def page_messages(response) -> str:
+    """The page as text, lower-cased (the admin capitalises messages)."""
+    return html.unescape(response.content.decode()).lower()
+
+
+def test_it_sends_a_test_request_to_the_demo_model(login, demo_model_url):
+    config = provider(demo_model_url)
+    client = login("ada")
+    response = client.post(
+        CHANGELIST, {"action": "send_test_request", "_selected_action": [config.pk]}, follow=True
+    )
+    assert response.status_code == 200
+    text = page_messages(response)
+    assert "demo-test: answered in" in text
+    assert "model clearloop-demo" in text
+
+
+def test_the_change_page_button_tests_one_provider(login, demo_model_url):
+    config = provider(demo_model_url)
+    client = login("ada")
+    page = client.get(f"{CHANGELIST}{config.pk}/change/")
+    assert f'action="{CHANGELIST}{config.pk}/test/"' in page.content.decode()
+    response = client.post(f"{CHANGELIST}{config.pk}/test/", follow=True)
+    assert response.redirect_chain[-1][0] == f"{CHANGELIST}{config.pk}/change/"
+    assert "demo-test: answered in" in page_messages(response)
+    assert client.get(f"{CHANGELIST}{config.pk}/test/").status_code == 405
+
+
+def test_a_dead_endpoint_shows_the_error_class_and_message(login, dead_url):
+    config = provider(dead_url, name="dead")
+    response = login("ada").post(
+        CHANGELIST, {"action": "send_test_request", "_selected_action": [config.pk]}, follow=True
+    )
+    text = page_messages(response)
+    assert "dead: the test request failed: transientupstream:" in text
+    assert "answered in" not in text
+
+
+def test_the_api_key_is_write_only(login, demo_model_url):
+    client = login("ada")
+    response = client.post(f"{CHANGELIST}add/", form_data(api_key=SECRET))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    config = ProviderConfig.objects.get(name="acme")
+    assert config.api_key_encrypted and SECRET not in config.api_key_encrypted
+    assert decrypt(config.api_key_encrypted) == SECRET
+
+    # Blank keeps the stored key.
+    response = client.post(f"{CHANGELIST}{config.pk}/change/", form_data(label="Acme 2"))
+    assert response.status_code == 302
+    config.refresh_from_db()
+    assert config.label == "Acme 2"
+    assert decrypt(config.api_key_encrypted) == SECRET
+
+    # No page shows it, not even after a test request made with it.
+    config.base_url = demo_model_url
+    config.preset = "demo"
+    config.save()
+    pages = [
+        client.get(CHANGELIST),
+        client.get(f"{CHANGELIST}{config.pk}/change/"),
+        client.post(CHANGELIST, {"action": "send_test_request", "_selected_action": [config.pk]}, follow=True),
+        client.post(f"{CHANGELIST}{config.pk}/test/", follow=True),
+    ]
+    for page in pages:
+        body = page.content.decode()
+        assert SECRET not in body
+        assert config.api_key_encrypted not in body
+    change_page = pages[1].content.decode()
+    assert "set (encrypted, not shown)" in change_page
+    assert "answered in" in page_messages(pages[2])
+
+
+def test_a_stored_key_can_be_removed_and_env_named_instead(login):
+    client = login("ada")
+    client.post(f"{CHANGELIST}add/", form_data(api_key=SECRET))
+    config = ProviderConfig.objects.get(name="acme")
+    response = client.post(
+        f"{CHANGELIST}{config.pk}/change/", form_data(clear_api_key="on", api_key_env="ACME_API_KEY")
+    )
+    assert response.status_code == 302
+    config.refresh_from_db()
+    assert config.api_key_encrypted == ""
+    assert config.api_key_env == "ACME_API_KEY"
+    assert "env ACME_API_KEY" in client.get(CHANGELIST).content.decode()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error"),
+    [
+        ({"preset": "nonsense"}, "unknown provider preset"),
+        ({"preset": "anthropic"}, "is for anthropic providers"),
+        ({"capability_overrides": '{"teleport": true}'}, "unknown capability override"),
+    ],
+)
+def test_it_rejects_a_provider_that_cannot_be_built(login, overrides, error):
+    response = login("ada").post(f"{CHANGELIST}add/", form_data(**overrides))
+    assert response.status_code == 200
+    assert error in html.unescape(response.content.decode())
+    assert not ProviderConfig.objects.filter(name="acme").exists()
+
+
+def test_staff_without_provider_permissions_cannot_test(login, demo_model_url):
+    config = provider(demo_model_url)
+    client = login("stan")
+    assert client.post(f"{CHANGELIST}{config.pk}/test/").status_code == 403
+    assert client.get(CHANGELIST).status_code == 403
