@@ -12,9 +12,6 @@ import pytest
 from tests.durable.harness import celery_broker, start_durable_stack, stop_durable_stack
 from tests.integration.stack import free_port
 
-# The whole stack is real processes: keep every wait bounded and the module's tests few.
-STACK_EXTRA_ENV: dict[str, str] = {}
-
 
 @pytest.fixture(scope="module")
 def durable_stack(request, django_db_setup, django_db_blocker, tmp_path_factory):

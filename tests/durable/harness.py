@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatapp.devstack import Stack, _signal_group, celery_worker_argv, port_open, redis_server_binary, wait_for
+from chatapp.devstack import (
+    Stack,
+    _signal_group,
+    celery_worker_argv,
+    port_open,
+    redis_server_binary,
+    wait_for,
+)
 
 TERMINAL = ("succeeded", "failed", "cancelled")
 
