@@ -61,6 +61,7 @@ class Stack:
     with_worker: bool = True
     log_dir: Path = field(default_factory=lambda: Path(settings.DATA_DIR) / "logs")
     env: dict[str, str] = field(default_factory=dict)
+    demo_mcp_port: int = field(default_factory=lambda: settings.DEMO_MCP_PORT)
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
 
     def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen:
@@ -76,7 +77,7 @@ class Stack:
             self._start_redis()
             if self.with_worker:
                 self._spawn("worker", celery_worker_argv(self.worker_concurrency))
-            if self.with_web and settings.DEMO_MODE and not port_open("127.0.0.1", settings.DEMO_MCP_PORT):
+            if self.with_web and settings.DEMO_MODE and not port_open("127.0.0.1", self.demo_mcp_port):
                 # One demo MCP server is served over Streamable HTTP, as a remote server would be.
                 mcp = self._spawn(
                     "demo-mcp-http",

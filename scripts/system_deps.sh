@@ -5,6 +5,8 @@ need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v pg_ctlcluster >/dev/null 2>&1 || need+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+# CJK text in screenshots (the seeds' scenarios are in Chinese).
+[ -e /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc ] || need+=(fonts-wqy-zenhei)
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
 echo "Installing Debian packages: ${need[*]}"

@@ -55,12 +55,24 @@ def live_stack(django_db_setup, django_db_blocker, tmp_path_factory):
     data_dir = tmp_path_factory.mktemp("stack")
     queue = f"clearloop-test-{uuid.uuid4().hex[:8]}"
     app.conf.task_default_queue = queue  # this session's tasks go to this session's worker only
-    env = stack_env(port, data_dir, CLEARLOOP_QUEUE=queue)
-    stack = Stack(port=port, worker_concurrency=8, log_dir=data_dir / "logs", env=env)
+    mcp_port = free_port()
+    # The test process seeds rows (demo servers, workspace templates) the stack's processes use.
+    settings.DEMO_MCP_PORT = mcp_port
+    settings.DATA_DIR = data_dir
+    settings.WORKSPACE_ROOT = data_dir / "workspaces"
+    env = stack_env(
+        port,
+        data_dir,
+        CLEARLOOP_QUEUE=queue,
+        CLEARLOOP_DEMO_MCP_PORT=str(mcp_port),
+        CLEARLOOP_WORKSPACE_ROOT=str(data_dir / "workspaces"),
+    )
+    stack = Stack(port=port, worker_concurrency=8, log_dir=data_dir / "logs", env=env, demo_mcp_port=mcp_port)
     with django_db_blocker.unblock():
         stack.start()
     stack.base_url = f"http://127.0.0.1:{port}"
     stack.demo_url = env["DEMO_MODEL_URL"]
+    stack.data_dir = data_dir
     yield stack
     stack.stop()
 
@@ -74,3 +86,12 @@ def demo_provider(transactional_db, live_stack, settings):
     from chatapp.models import ProviderConfig
 
     return ProviderConfig.objects.get(name="demo")
+
+
+@pytest.fixture
+def demo_tools(demo_provider, cast):
+    """The demo MCP servers, their policies and Alice's workspace files, as seed_demo sets them up."""
+    from chatapp.services.demo_tools import seed_demo_tools
+
+    seed_demo_tools(cast["alice"])
+    return demo_provider

@@ -14,8 +14,13 @@ register = template.Library()
 def pretty_json(value: Any) -> str:
     """Pretty-print a JSON string or value; text that is not JSON is returned unchanged."""
     if isinstance(value, str):
+        anchor, body = "", value
+        if value.startswith("[Tool ") and "\n" in value:
+            # A result anchor (R-LOOP-7) precedes the raw output: keep it, pretty-print the rest.
+            anchor, body = value.split("\n", 1)
+            anchor += "\n"
         try:
-            value = json.loads(value)
+            return anchor + json.dumps(json.loads(body), indent=2, ensure_ascii=False)
         except (ValueError, TypeError):
             return value
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)

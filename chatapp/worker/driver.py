@@ -35,7 +35,13 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
         toolbox = await build_toolbox(runtime, ctx)
         recorder.tool_infos = toolbox.infos
         # The workspace toolbox is rooted at this conversation's folder already (see toolboxes.py).
-        loop_settings = LoopSettings(limits=ctx.limits)
+        caps = getattr(provider, "capabilities", None)
+        loop_settings = LoopSettings(
+            limits=ctx.limits,
+            # A provider that takes no tool_choice cannot be told "none": the final round sends no tools.
+            tool_choice_none_supported=bool(caps and caps.send_tool_choice),
+            parallel_tool_calls=True if caps and caps.send_parallel_tool_calls else None,
+        )
         await run_agent(ctx.state, provider, toolbox, recorder, loop_settings, build_policy(ctx))
     except ProviderError as exc:
         await recorder.emit(ev.RunFailed(type(exc).__name__, exc.message, exc.code))

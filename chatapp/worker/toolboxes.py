@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 
 from agent.loop import PolicyDecision, ProposedCall
-from agent.mcp import McpPool, McpToolbox
+from agent.mcp import GATEWAY_TOOL, McpPool, McpToolbox
 from agent.messages import ToolSpec
 from agent.toolbox import ToolContext, ToolInfo, ToolOutcome
 from agent.tools import CombinedToolbox, SqlToolbox, WorkspaceToolbox
@@ -71,6 +71,15 @@ class DbPolicy:
 
     async def check(self, call: ProposedCall) -> PolicyDecision:
         rule = self.toolbox.effective.get(call.name)
+        if call.name == GATEWAY_TOOL:
+            # Behind the gateway the real tool is in the arguments: its own policy applies.
+            real = f"{call.arguments.get('server')}__{call.arguments.get('tool')}"
+            rule = policies.match(self.toolbox.rules, real) or policies.default_rule(
+                "high",
+                str(call.arguments.get("server")),
+                call.arguments.get("server") in self.toolbox.trusted,
+                {},
+            )
         if rule is None or not rule.enabled:
             return PolicyDecision("deny", f"{call.name} is disabled by the administrator")
         if rule.needs_approval:

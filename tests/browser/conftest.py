@@ -16,11 +16,19 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _sync_orm_beside_playwright(monkeypatch):
-    # Playwright's sync API keeps an event loop running in this thread; the ORM calls made by the
-    # tests themselves are still plain synchronous calls.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+@pytest.fixture(autouse=True, scope="module")
+def _sync_orm_beside_playwright():
+    # Playwright's sync API keeps an event loop running in this thread while the module's browser is
+    # open; the ORM calls of the tests (and of the database teardown) are still synchronous calls.
+    import os
+
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    yield
+    if previous is None:
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    else:
+        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 @pytest.fixture(scope="module")
