@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from chatapp.views import api, chat, health
 
@@ -19,5 +19,6 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("audit/", include("chatapp.audit_urls")),
     path("admin/", admin.site.urls),
 ]

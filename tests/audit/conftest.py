@@ -22,6 +22,12 @@ def on_postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    """The cast's users are created per test; a slow password hash would dominate the run time."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def client_for(cast):
     def make(name: str) -> Client:
@@ -68,7 +74,9 @@ def make_run(
         index=0,
         provider_name=provider,
         model=model,
-        request=request if request is not None else {"model": model, "messages": [{"role": "user", "content": text}]},
+        request=request
+        if request is not None
+        else {"model": model, "messages": [{"role": "user", "content": text}]},
         response=response
         if response is not None
         else {"response_id": "resp-1", "model": model, "choices": [{"text": final_text}]},
@@ -93,6 +101,8 @@ def make_run(
             duration_ms=33.0,
         )
         if approver is not None:
-            Approval.objects.create(tool_call=call, decision="approved", decided_by=approver, reason="looks fine")
+            Approval.objects.create(
+                tool_call=call, decision="approved", decided_by=approver, reason="looks fine"
+            )
     RunEvent.objects.create(run=run, seq=1, type="run_started", payload={"model": model}, durable=True)
     return run
