@@ -107,7 +107,9 @@ def test_the_api_key_is_write_only(login, demo_model_url):
     pages = [
         client.get(CHANGELIST),
         client.get(f"{CHANGELIST}{config.pk}/change/"),
-        client.post(CHANGELIST, {"action": "send_test_request", "_selected_action": [config.pk]}, follow=True),
+        client.post(
+            CHANGELIST, {"action": "send_test_request", "_selected_action": [config.pk]}, follow=True
+        ),
         client.post(f"{CHANGELIST}{config.pk}/test/", follow=True),
     ]
     for page in pages:
