@@ -41,6 +41,9 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
             # A provider that takes no tool_choice cannot be told "none": the final round sends no tools.
             tool_choice_none_supported=bool(caps and caps.send_tool_choice),
             parallel_tool_calls=True if caps and caps.send_parallel_tool_calls else None,
+            # The recorder asks the database at most every 0.25 s, so a check at every stream event is
+            # cheap; the default (every 32 events) let a slow model run on for seconds after a stop.
+            cancel_check_every=1,
         )
         await run_agent(ctx.state, provider, toolbox, recorder, loop_settings, build_policy(ctx))
     except ProviderError as exc:

@@ -8,6 +8,7 @@ is published, so a client that reconnects can always back-fill from the database
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from typing import Any
@@ -17,10 +18,48 @@ from channels.layers import get_channel_layer
 from agent import events as ev
 from chatapp.frames import event_payload, event_type
 from chatapp.models import Run
+from chatapp.redaction import redact
 from chatapp.worker import crash, store
 from chatapp.worker.runtime import WorkerRuntime
 
 _DELTAS = (ev.TextDelta, ev.ReasoningDelta, ev.ToolCallDelta)
+# One structured record per request, tool call, result and token count (R-RUN-6), secrets redacted
+# by the logging filter configured in settings.
+trace_log = logging.getLogger("clearloop.trace")
+
+
+def structured(run_id: int, seq: int, kind: str, payload: dict[str, Any]) -> str:
+    record: dict[str, Any] = {"run": run_id, "seq": seq, "event": kind}
+    if kind == "round_finished":
+        record |= {
+            "round": payload["round_index"],
+            "model": payload["model"],
+            "provider": payload["provider"],
+            "finish": payload["finish_reason"],
+            "finish_raw": payload["finish_reason_raw"],
+            "usage": {k: v for k, v in payload["usage"].items() if k != "raw"},
+            "ttft_ms": payload["ttft_ms"],
+            "duration_ms": payload["duration_ms"],
+            "request": payload["request"],
+        }
+    elif kind == "tool_call":
+        record |= {
+            k: payload.get(k)
+            for k in (
+                "round_index",
+                "call_id",
+                "name",
+                "server",
+                "status",
+                "arguments",
+                "result",
+                "error_code",
+                "duration_ms",
+            )
+        }
+    else:
+        record |= payload
+    return json.dumps(record, ensure_ascii=False, default=str)
 
 
 class RunRecorder:
@@ -78,6 +117,7 @@ class RunRecorder:
             await self._ephemeral("delta", merge_deltas(pending))
 
     async def _ephemeral(self, kind: str, payload: dict[str, Any]) -> None:
+        payload = redact(payload)
         self.seq += 1
         seq = self.seq
         await self.runtime.db(store.append_event, self.run_id, seq, kind, payload, False)
@@ -88,7 +128,7 @@ class RunRecorder:
         async with self._lock:
             self.seq += 1
             seq = self.seq
-        kind, payload = event_type(event), event_payload(event)
+        kind, payload = event_type(event), redact(event_payload(event))
         extra: dict[str, Any] = {}
         if isinstance(event, ev.RunFailed):
             extra["partial_text"] = "".join(self.partial_text)
@@ -102,6 +142,7 @@ class RunRecorder:
             extra["definition_hash"] = info.definition_hash or ""
         await self.runtime.db(store.persist_durable, self.run_id, seq, kind, payload, event, extra)
         crash.after_stored(kind, payload)
+        trace_log.info(structured(self.run_id, seq, kind, payload))
         await self._publish(seq, kind, payload)
 
     async def _publish(self, seq: int, kind: str, payload: dict[str, Any]) -> None:

@@ -41,6 +41,7 @@ def persist_durable(
 
 def _fail(run_id: int, event: ev.RunFailed, partial_text: str) -> None:
     run = Run.objects.get(pk=run_id)
+    partial_text = redact(partial_text)
     if partial_text.strip():
         # What the model had written before the stop or the error is kept, marked as partial.
         Message.objects.create(
@@ -120,16 +121,17 @@ def _store_tool_call(run_id: int, event: ev.ToolCallChanged, extra: dict[str, An
 
 def _finish(run_id: int, event: ev.RunFinished) -> None:
     run = Run.objects.get(pk=run_id)
+    text = redact(event.text)
     Message.objects.create(
         conversation_id=run.conversation_id,
         run=run,
         role=Message.Role.ASSISTANT,
-        content=event.text,
-        payload={"role": "assistant", "content": event.text},
+        content=text,
+        payload={"role": "assistant", "content": text},
         partial=event.partial,
     )
     status = Run.Status.CANCELLED if event.partial and run.cancel_requested else Run.Status.SUCCEEDED
-    finish_run(run_id, status, final_text=event.text)
+    finish_run(run_id, status, final_text=text)
 
 
 def finish_run(run_id: int, status: str, **fields: Any) -> None:
