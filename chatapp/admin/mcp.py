@@ -13,6 +13,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from agent.mcp import McpConfigError, McpServerConfig
+from chatapp.admin.masking import MASK, MaskedJsonMixin
 from chatapp.models import McpServer
 from chatapp.services.admin_checks import ServerReport, probe_servers
 from chatapp.services.mcp_io import export_servers, import_servers
@@ -20,7 +21,8 @@ from chatapp.services.mcp_io import export_servers, import_servers
 MAX_TESTED = 10
 ENV_HELP = (
     'A value written "env:NAME" is read from the environment of the process that starts the server '
-    "(the worker) and is never stored: keep tokens out of the database that way."
+    "(the worker) and is never stored: keep tokens out of the database that way. Stored values that "
+    f"look secret are shown as {MASK}; leave that to keep them."
 )
 
 
@@ -28,7 +30,9 @@ def _is_str_map(value: object) -> bool:
     return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
 
 
-class McpServerForm(forms.ModelForm):
+class McpServerForm(MaskedJsonMixin, forms.ModelForm):
+    masked_fields = ("env", "headers")
+
     class Meta:
         model = McpServer
         fields = [
@@ -54,6 +58,12 @@ class McpServerForm(forms.ModelForm):
             "name": "a slug (lowercase letters, digits, - and _; no __; at most 32 characters): "
             "also the namespace of the server's tools, server__tool",
         }
+
+    def clean_env(self):
+        return self._clean_masked("env")
+
+    def clean_headers(self):
+        return self._clean_masked("headers")
 
     def clean(self) -> dict:
         data = super().clean()

@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 
 from agent.providers import profiles
+from chatapp.admin.masking import MASK, MaskedJsonMixin
 from chatapp.models import ProviderConfig
 from chatapp.secrets import encrypt
 from chatapp.services.admin_checks import ProviderCheck, check_provider
@@ -17,7 +18,9 @@ from chatapp.services.admin_checks import ProviderCheck, check_provider
 MAX_TESTED = 5  # one action never waits on more endpoints than this
 
 
-class ProviderConfigForm(forms.ModelForm):
+class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
+    masked_fields = ("extra_headers",)
+
     api_key = forms.CharField(
         label="API key",
         required=False,
@@ -49,9 +52,13 @@ class ProviderConfigForm(forms.ModelForm):
         help_texts = {
             "preset": f"capability profile: one of {', '.join(sorted(profiles.PRESETS))}",
             "base_url": "OpenAI kinds include /v1 (https://api.openai.com/v1, http://localhost:11434/v1)",
-            "extra_headers": 'a JSON object of strings, e.g. {"OpenAI-Organization": "org-..."}',
+            "extra_headers": 'a JSON object of strings, e.g. {"OpenAI-Organization": "org-..."}; values that '
+            f"look secret are shown as {MASK} (leave that to keep them)",
             "capability_overrides": 'replaces single fields of the preset, e.g. {"stream": false}',
         }
+
+    def clean_extra_headers(self):
+        return self._clean_masked("extra_headers")
 
     def clean(self) -> dict:
         data = super().clean()

@@ -191,3 +191,45 @@ def _upload(content: str):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     return SimpleUploadedFile("mcp.json", content.encode(), content_type="application/json")
+
+
+def test_secret_looking_values_are_masked_on_the_edit_page_and_kept_on_save(login, db):
+    server = McpServer.objects.create(
+        name="remote",
+        transport="http",
+        url="https://mcp.example.com/mcp",
+        headers={"Authorization": "Bearer abcdefghijklmnopqrst", "X-Team": "blue", "X-Key": "env:REMOTE_KEY"},
+    )
+    client = login("ada")
+    body = client.get(f"{CHANGELIST}{server.pk}/change/").content.decode()
+    assert "abcdefghijklmnopqrst" not in body
+    shown = html.unescape(body)
+    assert '"Authorization": "********"' in shown and '"X-Team": "blue"' in shown
+    assert '"X-Key": "env:REMOTE_KEY"' in shown
+    data = {
+        "name": "remote",
+        "transport": "http",
+        "command": "",
+        "args": "[]",
+        "env": "{}",
+        "url": "https://mcp.example.com/v2/mcp",
+        "headers": json.dumps({"Authorization": "********", "X-Team": "green", "X-Key": "env:REMOTE_KEY"}),
+        "enabled": "on",
+        "connect_timeout": "15",
+        "call_timeout": "60",
+    }
+    assert client.post(f"{CHANGELIST}{server.pk}/change/", data).status_code == 302
+    server.refresh_from_db()
+    assert server.url == "https://mcp.example.com/v2/mcp"
+    assert server.headers == {
+        "Authorization": "Bearer abcdefghijklmnopqrst",
+        "X-Team": "green",
+        "X-Key": "env:REMOTE_KEY",
+    }
+    data["headers"] = json.dumps({"Authorization": "Bearer new-token-value-000000", "Cookie": "********"})
+    response = client.post(f"{CHANGELIST}{server.pk}/change/", data)
+    assert "enter the value of &#x27;Cookie&#x27;" in response.content.decode()
+    data["headers"] = json.dumps({"Authorization": "Bearer new-token-value-000000"})
+    assert client.post(f"{CHANGELIST}{server.pk}/change/", data).status_code == 302
+    server.refresh_from_db()
+    assert server.headers == {"Authorization": "Bearer new-token-value-000000"}

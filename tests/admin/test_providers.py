@@ -155,3 +155,20 @@ def test_staff_without_provider_permissions_cannot_test(login, demo_model_url):
     client = login("stan")
     assert client.post(f"{CHANGELIST}{config.pk}/test/").status_code == 403
     assert client.get(CHANGELIST).status_code == 403
+
+
+def test_secret_extra_headers_are_masked_and_kept(login):
+    client = login("ada")
+    client.post(
+        f"{CHANGELIST}add/", form_data(extra_headers='{"X-Api-Key": "hdr-secret-value-42", "X-Org": "acme"}')
+    )
+    config = ProviderConfig.objects.get(name="acme")
+    body = client.get(f"{CHANGELIST}{config.pk}/change/").content.decode()
+    assert "hdr-secret-value-42" not in body and "acme" in body
+    response = client.post(
+        f"{CHANGELIST}{config.pk}/change/",
+        form_data(extra_headers='{"X-Api-Key": "********", "X-Org": "acme-2"}'),
+    )
+    assert response.status_code == 302
+    config.refresh_from_db()
+    assert config.extra_headers == {"X-Api-Key": "hdr-secret-value-42", "X-Org": "acme-2"}

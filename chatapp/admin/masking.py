@@ -1,0 +1,64 @@
+"""Secret-looking values of a JSON object field (headers, env) are never rendered back in a form.
+
+A value is masked when its key names a credential (authorization, token, key, secret, password,
+cookie ...) or the value looks like one (``chatapp.redaction`` patterns, known secrets). ``env:NAME``
+references are not secrets and are shown. When the form comes back, a value still equal to the mask
+means "keep what is stored"; a new value replaces it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from django import forms
+
+from chatapp.redaction import redact_text
+from chatapp.services.mcp_config import ENV_PREFIX
+
+MASK = "********"
+_SECRET_KEY = re.compile(r"(?i)auth|token|secret|passw|api[-_]?key|cookie|credential|session|private")
+
+
+def is_secret(key: str, value: Any) -> bool:
+    text = str(value)
+    if text.startswith(ENV_PREFIX) or not text:
+        return False
+    return bool(_SECRET_KEY.search(str(key))) or redact_text(text) != text
+
+
+def masked(values: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {k: MASK if is_secret(k, v) else v for k, v in (values or {}).items()}
+
+
+def unmask(posted: Any, stored: Mapping[str, Any] | None, field: str) -> Any:
+    """The posted object with every masked value replaced by the stored one."""
+    if not isinstance(posted, dict):
+        return posted
+    stored = stored or {}
+    out = {}
+    for key, value in posted.items():
+        if value == MASK:
+            if key not in stored:
+                raise forms.ValidationError(f"{field}: enter the value of {key!r} (it is not stored yet)")
+            value = stored[key]
+        out[key] = value
+    return out
+
+
+class MaskedJsonMixin:
+    """For a ModelForm: ``masked_fields`` are JSON objects whose secret values are never shown."""
+
+    masked_fields: tuple[str, ...] = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in self.masked_fields:
+            if self.instance.pk and name in self.initial:
+                self.initial[name] = masked(self.initial[name])
+
+    def _clean_masked(self, name: str) -> Any:
+        # clean_<field> runs before the form writes to the instance: it still holds what is stored.
+        stored = getattr(self.instance, name, None) if self.instance.pk else None
+        return unmask(self.cleaned_data.get(name), stored, name)
