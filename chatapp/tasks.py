@@ -32,3 +32,28 @@ def execute_run(run_id: int) -> None:
         runtime.run(drive_run(runtime, run_id, lease))
     finally:
         runtime.run(runtime.db(release_lease, run_id, lease))
+
+
+# --- MCP resources and prompts for the chat page (R-MCP-7) ------------------------------------
+@app.task(ignore_result=False, soft_time_limit=30)
+def mcp_list_context() -> dict:
+    from chatapp.worker import mcp_context
+    from chatapp.worker.runtime import get_runtime
+
+    return get_runtime().run(mcp_context.list_context(), timeout=30)
+
+
+@app.task(ignore_result=False, soft_time_limit=30)
+def mcp_read_resource(server: str, uri: str) -> dict:
+    from chatapp.worker import mcp_context
+    from chatapp.worker.runtime import get_runtime
+
+    return get_runtime().run(mcp_context.read_resource(server, uri), timeout=30)
+
+
+@app.task(ignore_result=False, soft_time_limit=30)
+def mcp_expand_prompt(server: str, name: str, arguments: dict) -> dict:
+    from chatapp.worker import mcp_context
+    from chatapp.worker.runtime import get_runtime
+
+    return get_runtime().run(mcp_context.expand_prompt(server, name, arguments), timeout=30)

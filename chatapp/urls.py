@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from chatapp.views import api, chat, health
+from chatapp.views import api, chat, health, mcp_context
 
 urlpatterns = [
     path("", chat.home, name="chat"),
@@ -12,6 +12,10 @@ urlpatterns = [
     path("c/<int:conversation_id>/rename/", chat.rename, name="rename"),
     path("c/<int:conversation_id>/delete/", chat.delete, name="delete"),
     path("c/<int:conversation_id>/settings/", chat.conversation_settings, name="conversation_settings"),
+    path("c/<int:conversation_id>/context/", mcp_context.context_menu, name="context_menu"),
+    path("c/<int:conversation_id>/context/attach/", mcp_context.attach, name="context_attach"),
+    path("c/<int:conversation_id>/context/detach/", mcp_context.detach, name="context_detach"),
+    path("c/<int:conversation_id>/context/prompt/", mcp_context.expand_prompt, name="context_prompt"),
     path("runs/<int:run_id>/cancel/", chat.cancel, name="cancel_run"),
     path("runs/<int:run_id>/regenerate/", chat.regenerate, name="regenerate"),
     path("runs/<int:run_id>/fragment/", chat.run_fragment, name="run_fragment"),

@@ -67,6 +67,13 @@ def history(run: Run) -> list[AgentMessage]:
         "id"
     )
     messages = [AgentMessage.system(SYSTEM_PROMPT)]
+    attached = run.conversation.attached_context or []
+    if attached:
+        # Resources the user attached from MCP servers (R-MCP-7) are context, not instructions.
+        parts = [f"--- {a.get('server')}: {a.get('uri')}\n{a.get('text', '')}" for a in attached]
+        messages.append(
+            AgentMessage.system("The user attached these resources as context:\n" + "\n".join(parts))
+        )
     for row in rows:
         if row.role in (Message.Role.USER, Message.Role.ASSISTANT) and row.content:
             messages.append(AgentMessage.from_dict(row.payload or {"role": row.role, "content": row.content}))

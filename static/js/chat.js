@@ -123,17 +123,17 @@
   }
 
   const composer = document.getElementById("composer");
-  const box = document.getElementById("message");
-  if (box && composer) {
-    box.addEventListener("keydown", function (event) {
-      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+  if (composer) {
+    // Delegated: an expanded MCP prompt replaces the textarea element.
+    composer.addEventListener("keydown", function (event) {
+      if (event.target.id === "message" && event.key === "Enter" && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
         composer.requestSubmit();
       }
     });
     composer.addEventListener("htmx:afterRequest", function (event) {
-      if (event.detail.successful) {
-        box.value = "";
+      if (event.detail.successful && event.detail.elt === composer) {
+        const box = document.getElementById("message"); if (box) box.value = "";
         const err = document.getElementById("send-error"); if (err) err.textContent = "";
       }
     });
