@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from chatapp.audit.chain import GENESIS, canonical_json, digest, document, normalise, sha256_hex
 from chatapp.models import Approval, AuditEvent, Round, Run, ToolCall
+from chatapp.redaction import redact
 
 # A fixed 32-bit key for pg_advisory_xact_lock; any constant works as long as every writer agrees.
 LOCK_KEY = zlib.crc32(b"clearloop.audit_chain")
@@ -32,7 +33,8 @@ def record(
     payload: dict[str, Any] | None = None,
 ) -> AuditEvent:
     """Append one event. ``subject`` (a Run, Round, ToolCall or Approval) is summarised into the payload."""
-    body = normalise({**describe(subject), **(payload or {})})
+    # Redacted before it is chained: an append-only row holding a leaked secret could never be scrubbed.
+    body = normalise(redact({**describe(subject), **(payload or {})}))
     with transaction.atomic():
         _lock()
         last = AuditEvent.objects.order_by("-seq").values("seq", "hash").first()

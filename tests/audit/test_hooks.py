@@ -118,3 +118,11 @@ def test_a_refused_change_leaves_no_audit_event(run, cast):
     with pytest.raises(approvals.ApprovalRefused):
         approvals.decide(call.pk, cast["otto"], approve=True)  # auditors may not approve
     assert AuditEvent.objects.count() == before
+
+
+def test_secrets_never_enter_the_chain(cast):
+    from chatapp.audit import record
+
+    row = record("export", actor="otto", payload={"filter": {"q": "sk-test-abcdefghijklmnopqrstuv"}})
+    assert row.payload == {"filter": {"q": "[REDACTED]"}}
+    assert verify_chain().ok
