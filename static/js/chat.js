@@ -91,6 +91,10 @@
     } else if (frame.type === "approval_requested") {
       setWaiting(run, "Waiting for an admin's approval…");
       const badge = part(run, "status"); if (badge) badge.textContent = "Awaiting approval";
+    } else if (frame.type === "approval_decided") {
+      setWaiting(run, (data.decision === "approved" ? "Approved" : "Denied") + " by " + data.by + ". Continuing…");
+      const badge = part(run, "status"); if (badge) badge.textContent = "Running";
+      refreshTrace(run);
     } else if (frame.type === "round_finished" || frame.type === "context_compressed") {
       refreshTrace(run);
     } else if (frame.type === "run_finished" || frame.type === "run_failed") {
