@@ -14,7 +14,7 @@ from chatapp.models import Approval, Conversation, Message, Round, Run, RunEvent
 _calls = itertools.count(1)
 
 needs_postgres = pytest.mark.skipif(
-    "connection.vendor != 'postgresql'", reason="the append-only trigger and advisory lock are PostgreSQL's"
+    connection.vendor != "postgresql", reason="the append-only trigger and advisory lock are PostgreSQL's"
 )
 
 

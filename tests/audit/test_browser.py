@@ -169,3 +169,14 @@ def test_stored_text_is_escaped_everywhere(client_for, cast):
         body = otto.get(path).content.decode()
         assert "<script>alert" not in body and "<img src=x" not in body, path
         assert "&lt;script&gt;" in body or "&lt;scri" in body, path
+
+
+def test_the_export_link_carries_the_current_filter_but_not_the_page(client_for, runs):
+    body = client_for("otto").get("/audit/?user=alice&status=succeeded&page=1").content.decode()
+    assert 'href="/audit/export.jsonl?user=alice&amp;status=succeeded"' in body
+
+
+def test_the_pages_style_block_carries_the_csp_nonce(client_for, runs):
+    response = client_for("otto").get(f"/audit/runs/{runs['b'].pk}/")
+    nonce = re.search(r'<style nonce="([^"]+)">', response.content.decode()).group(1)
+    assert f"'nonce-{nonce}'" in response["Content-Security-Policy"]
