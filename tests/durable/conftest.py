@@ -1,4 +1,4 @@
-"""Fixtures of the durability tests: one private stack per module, demo tools wired to a witness file."""
+"""Fixtures of the durability tests: one private stack per session, demo tools wired to a witness file."""
 
 from __future__ import annotations
 
@@ -13,17 +13,22 @@ from tests.durable.harness import celery_broker, start_durable_stack, stop_durab
 from tests.integration.stack import free_port
 
 
-@pytest.fixture(scope="module")
-def durable_stack(request, django_db_setup, django_db_blocker, tmp_path_factory):
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    # The cast's four accounts with the default hasher cost seconds per test on two cores.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(scope="session")
+def durable_stack(django_db_setup, django_db_blocker, tmp_path_factory):
     from django.conf import settings
     from django.test import override_settings
 
     if settings.EMBEDDED_REDIS or not settings.USES_POSTGRES:
         pytest.skip("durability tests run against PostgreSQL and Redis (make test sets them)")
-    extra = getattr(request.module, "STACK_ENV", {})
     data_dir = tmp_path_factory.mktemp("durable")
     with django_db_blocker.unblock():
-        durable = start_durable_stack(data_dir, free_port(), free_port(), **extra)
+        durable = start_durable_stack(data_dir, free_port(), free_port())
     layers = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",

@@ -80,6 +80,7 @@ class DurableStack:
     base_url: str
     demo_url: str
     worker_name: str = ""
+    worker_env: dict[str, str] = field(default_factory=dict)
     starts: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -87,10 +88,18 @@ class DurableStack:
     def worker(self) -> subprocess.Popen | None:
         return self.stack.procs.get("worker")
 
+    def ensure_worker(self, **env: str) -> subprocess.Popen:
+        """A running worker started with exactly ``env`` (reused across tests: a boot costs seconds)."""
+        proc = self.worker
+        if proc is not None and proc.poll() is None and self.worker_env == env and self.worker_answers():
+            return proc
+        return self.start_worker(**env)
+
     def start_worker(self, concurrency: int = 8, **env: str) -> subprocess.Popen:
         """Start a new worker process with the stack's environment plus ``env``; wait until it answers."""
         self.stop_worker()
         self.starts += 1
+        self.worker_env = dict(env)
         self.worker_name = f"durable-{uuid.uuid4().hex[:8]}@durable"
         argv = celery_worker_argv(concurrency)
         argv[argv.index("-n") + 1] = self.worker_name
@@ -151,7 +160,7 @@ class DurableStack:
         Redis restores a task whose delivery is older than the visibility timeout; a new worker
         sweeps once when it starts, so it must start at least that long after the task was taken.
         """
-        visibility = float(self.stack.env.get("CELERY_VISIBILITY_TIMEOUT", "2"))
+        visibility = float(self.stack.env.get("CELERY_VISIBILITY_TIMEOUT", "1"))
         delay = killed_at + visibility + 0.2 - time.time()
         if delay > 0:
             time.sleep(delay)
@@ -194,10 +203,11 @@ def start_durable_stack(data_dir: Path, port: int, redis_port: int, **extra: str
     env = stack_env(port, data_dir, CLEARLOOP_QUEUE=queue, REDIS_URL=redis.url)
     env.update(
         {
-            "CELERY_VISIBILITY_TIMEOUT": "2",
-            "CLEARLOOP_RUN_LEASE_SECONDS": "3",
+            "CELERY_VISIBILITY_TIMEOUT": "1",
+            "CLEARLOOP_RUN_LEASE_SECONDS": "2",
             "CLEARLOOP_RUN_MAX_DELIVERIES": "5",
-            "DEMO_MODEL_TOKENS_PER_SECOND": "40",
+            # Slow enough for a client to drop ~20 times in one answer, fast enough for the matrix.
+            "DEMO_MODEL_TOKENS_PER_SECOND": "15",
         }
     )
     env.update(extra)
