@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 AUDITORS = "auditors"
@@ -19,10 +20,17 @@ def can_view_conversation(user: Any, conversation: Any) -> bool:
     return conversation.owner_id == user.pk or user.is_superuser or user.is_staff or is_auditor(user)
 
 
+def refuse_auditors(user: Any) -> None:
+    """Auditors review; they change nothing anywhere, not even in a conversation of their own."""
+    if is_auditor(user) and not user.is_superuser:
+        raise PermissionDenied("Auditors have read-only access.")
+
+
 def owned_conversation_or_404(user: Any, conversation_id: int) -> Any:
     """Only the owner may write to a conversation; auditors and admins may not chat in it."""
     from chatapp.models import Conversation
 
+    refuse_auditors(user)
     conversation = Conversation.objects.filter(pk=conversation_id, owner_id=user.pk).first()
     if conversation is None:
         raise Http404("No such conversation")

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from chatapp.access import owned_conversation_or_404, viewable_run_or_404
+from chatapp.access import is_auditor, owned_conversation_or_404, refuse_auditors, viewable_run_or_404
 from chatapp.models import Conversation, ProviderConfig, Run
 from chatapp.services.errors import ChatError
 from chatapp.services.providers import ensure_env_providers
@@ -33,6 +33,8 @@ def _sidebar(request: HttpRequest) -> dict:
 @login_required
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
+    if is_auditor(request.user) and not request.user.is_superuser:
+        return redirect("audit:runs")
     context = _sidebar(request)
     if request.htmx and request.GET.get("partial") == "list":
         return render(request, f"{PAGE}#conversation-list", context)
@@ -42,6 +44,7 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def new_conversation(request: HttpRequest) -> HttpResponse:
+    refuse_auditors(request.user)
     conversation = Conversation.objects.create(owner=request.user)
     return redirect("conversation", conversation_id=conversation.pk)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -39,6 +39,7 @@ def new_owner() -> str:
 def acquire_lease(run_id: int) -> str:
     owner = new_owner()
     now = timezone.now()
+    poisoned = False
     with transaction.atomic():
         run = Run.objects.select_for_update().filter(pk=run_id).first()
         if run is None:
@@ -50,7 +51,9 @@ def acquire_lease(run_id: int) -> str:
             raise LeaseHeld(
                 f"leased by {run.lease_owner} until {run.lease_expires_at:%H:%M:%S}", remaining + 1
             )
-        if run.deliveries >= settings.RUN_MAX_DELIVERIES:
+        poisoned = run.deliveries >= settings.RUN_MAX_DELIVERIES
+        if poisoned:
+            # Committed with this block: raising inside it would roll the failure back.
             finish_run(
                 run_id,
                 Run.Status.FAILED,
@@ -58,14 +61,20 @@ def acquire_lease(run_id: int) -> str:
                 error=f"The run was started {run.deliveries} times and never finished (its worker kept "
                 "dying); it was stopped so it cannot take more workers down.",
             )
-            raise LeaseRefused("poison run failed")
-        run.lease_owner = owner
-        run.lease_expires_at = now + timedelta(seconds=settings.RUN_LEASE_SECONDS)
-        run.deliveries += 1
-        run.status = Run.Status.RUNNING
-        run.started_at = run.started_at or now
-        run.save(update_fields=["lease_owner", "lease_expires_at", "deliveries", "status", "started_at"])
+        else:
+            _take(run, owner, now)
+    if poisoned:
+        raise LeaseRefused("poison run failed")
     return owner
+
+
+def _take(run: Run, owner: str, now: datetime) -> None:
+    run.lease_owner = owner
+    run.lease_expires_at = now + timedelta(seconds=settings.RUN_LEASE_SECONDS)
+    run.deliveries += 1
+    run.status = Run.Status.RUNNING
+    run.started_at = run.started_at or now
+    run.save(update_fields=["lease_owner", "lease_expires_at", "deliveries", "status", "started_at"])
 
 
 def renew_lease(run_id: int, owner: str) -> bool:

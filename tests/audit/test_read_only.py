@@ -31,11 +31,12 @@ def otto(client_for):
         "/runs/{r}/regenerate/",
     ],
 )
-def test_chat_writes_to_someone_elses_conversation_are_404(otto, alices_run, path):
+def test_chat_writes_to_someone_elses_conversation_are_refused(otto, alices_run, path):
     convo = alices_run.conversation
     url = path.format(c=convo.pk, r=alices_run.pk)
     response = otto.post(url, {"message": "hijack", "title": "hijacked", "provider": "", "model": "x"})
-    assert response.status_code == 404
+    # Auditors are refused every write (403) before ownership is even looked at.
+    assert response.status_code == 403
     convo.refresh_from_db()
     alices_run.refresh_from_db()
     assert convo.title == "alice's question" and convo.model_override == ""

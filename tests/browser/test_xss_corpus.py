@@ -41,8 +41,10 @@ def beacon():
 
 def plant(owner, corpus: list[str]) -> tuple[Conversation, list[Run], list[ToolCall]]:
     runs, calls = [], []
+    convo = None
     for i, payload in enumerate(corpus):
-        convo = Conversation.objects.create(owner=owner, title=payload[:200]) if i % 10 == 0 else convo
+        if i % 10 == 0:
+            convo = Conversation.objects.create(owner=owner, title=payload[:200])
         user = Message.objects.create(conversation=convo, role="user", content=payload)
         run = Run.objects.create(
             conversation=convo,

@@ -87,3 +87,23 @@ def test_posts_without_a_csrf_token_are_refused(cast, convo):
     client = Client(enforce_csrf_checks=True)
     client.force_login(cast["alice"])
     assert client.post(f"/c/{convo.pk}/send/", {"message": "hi"}).status_code == 403
+
+
+@pytest.mark.parametrize(
+    "path", ["/c/new/", "/c/{id}/send/", "/c/{id}/rename/", "/c/{id}/delete/", "/c/{id}/settings/"]
+)
+def test_auditors_cannot_write_even_in_their_own_conversation(cast, path):
+    own = Conversation.objects.create(owner=cast["otto"])
+    client = Client()
+    client.force_login(cast["otto"])
+    response = client.post(path.format(id=own.pk), {"message": "hi", "title": "x"})
+    assert response.status_code == 403
+    assert Conversation.objects.filter(owner=cast["otto"]).count() == 1
+    assert not Run.objects.exists()
+
+
+def test_auditors_land_on_the_trace_browser(cast):
+    client = Client()
+    client.force_login(cast["otto"])
+    response = client.get("/")
+    assert response.status_code == 302 and response["Location"].startswith("/audit/")
