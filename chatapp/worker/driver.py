@@ -16,6 +16,7 @@ from django.conf import settings
 from agent import events as ev
 from agent.loop import LoopSettings, run_agent
 from agent.providers.errors import ProviderError
+from chatapp.worker import store
 from chatapp.worker.context import RunContext, load_run_context
 from chatapp.worker.lease import renew_lease
 from chatapp.worker.recorder import RunRecorder
@@ -45,7 +46,13 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
             # cheap; the default (every 32 events) let a slow model run on for seconds after a stop.
             cancel_check_every=1,
         )
-        await run_agent(ctx.state, provider, toolbox, recorder, loop_settings, build_policy(ctx))
+        agent = asyncio.create_task(
+            run_agent(ctx.state, provider, toolbox, recorder, loop_settings, build_policy(ctx))
+        )
+        if await _stopped_while(agent, recorder):
+            await _cancelled(runtime, run_id, recorder)
+        else:
+            await agent
     except ProviderError as exc:
         await recorder.emit(ev.RunFailed(type(exc).__name__, exc.message, exc.code))
     except Exception as exc:  # noqa: BLE001 - a bug must still end the run with a visible reason
@@ -54,6 +61,32 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
     finally:
         renewer.cancel()
         await recorder.flush()
+
+
+async def _stopped_while(agent: asyncio.Task, recorder: RunRecorder) -> bool:
+    """Wait for the agent; if the user stops the run meanwhile (say, while tools run), cancel it.
+
+    Cancelling the task closes the model's stream and cancels in-flight MCP calls, whose cancellation
+    reaches the server (R-RUN-4). Returns True when the run was stopped this way.
+    """
+    while not agent.done():
+        done, _ = await asyncio.wait({agent}, timeout=0.3)
+        if done:
+            break
+        if await recorder.is_cancelled():
+            agent.cancel()
+            try:
+                await agent
+            except asyncio.CancelledError:
+                return True
+            return False  # it finished on its own just before the cancel landed
+    return False
+
+
+async def _cancelled(runtime: WorkerRuntime, run_id: int, recorder: RunRecorder) -> None:
+    # A call cut off mid-flight may or may not have had its effect: it is unknown, never re-run.
+    await runtime.db(store.mark_running_unknown, run_id)
+    await recorder.emit(ev.RunFailed("Cancelled", "The run was stopped by the user.", "cancelled"))
 
 
 async def _keep_lease(runtime: WorkerRuntime, run_id: int, lease: str) -> None:

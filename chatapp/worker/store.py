@@ -139,3 +139,13 @@ def finish_run(run_id: int, status: str, **fields: Any) -> None:
         status=status, finished_at=timezone.now(), lease_owner="", lease_expires_at=None, **fields
     )
     record("run_finished", run_id=run_id, subject=Run.objects.get(pk=run_id))
+
+
+def mark_running_unknown(run_id: int) -> int:
+    """After a stop, calls that were running have an unknown outcome; they are never repeated."""
+    return ToolCall.objects.filter(run_id=run_id, status=ToolCall.Status.RUNNING).update(
+        status=ToolCall.Status.UNKNOWN,
+        is_error=True,
+        error_code="outcome_unknown",
+        result="The run was stopped while this call was running; whether it took effect is unknown.",
+    )
