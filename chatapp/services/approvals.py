@@ -114,3 +114,39 @@ def publish(conversation_id: int, frame: dict[str, Any]) -> None:
         )
     except Exception:  # noqa: BLE001 - the frame is stored; clients back-fill on reconnect
         logging.getLogger(__name__).warning("publishing a frame failed", exc_info=True)
+
+
+def void_stale_approvals(run_id: int, current_hashes: dict[str, str | None]) -> list[str]:
+    """Approvals given for a tool definition that has changed since are void: ask again.
+
+    Called by the worker before it executes approved calls. The approval is removed (the audit log
+    keeps it, with the reason it was voided) and the call waits for a new decision.
+    """
+    from chatapp.audit.log import record
+
+    voided = []
+    calls = ToolCall.objects.filter(run_id=run_id, status=ToolCall.Status.APPROVED, approval__isnull=False)
+    for call in calls.select_related("approval__decided_by"):
+        now = current_hashes.get(call.name)
+        then = call.approval.definition_hash
+        if not (now and then) or now == then:
+            continue
+        with transaction.atomic():
+            record(
+                "approval_voided",
+                run_id=run_id,
+                payload={
+                    "call_id": call.call_id,
+                    "tool": call.name,
+                    "approved_by": call.approval.decided_by.get_username(),
+                    "approved_hash": then,
+                    "current_hash": now,
+                    "reason": "the tool's definition changed",
+                },
+            )
+            call.approval.delete()
+            ToolCall.objects.filter(pk=call.pk).update(
+                status=ToolCall.Status.AWAITING_APPROVAL, definition_hash=now
+            )
+        voided.append(call.call_id)
+    return voided

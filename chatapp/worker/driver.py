@@ -14,8 +14,9 @@ from typing import Any
 from django.conf import settings
 
 from agent import events as ev
-from agent.loop import LoopSettings, run_agent
+from agent.loop import LoopSettings, NextStepInterruption, run_agent
 from agent.providers.errors import ProviderError
+from chatapp.services.approvals import void_stale_approvals
 from chatapp.worker import store
 from chatapp.worker.context import RunContext, load_run_context
 from chatapp.worker.lease import renew_lease
@@ -35,6 +36,7 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
         provider = ctx.build_provider(await runtime.http_client())
         toolbox = await build_toolbox(runtime, ctx)
         recorder.tool_infos = toolbox.infos
+        await _void_stale_approvals(runtime, ctx, toolbox)
         # The workspace toolbox is rooted at this conversation's folder already (see toolboxes.py).
         caps = getattr(provider, "capabilities", None)
         loop_settings = LoopSettings(
@@ -51,8 +53,11 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
         )
         if await _stopped_while(agent, recorder):
             await _cancelled(runtime, run_id, recorder)
-        else:
-            await agent
+        elif isinstance(await agent, NextStepInterruption):
+            # Also when no new ApprovalRequested was emitted (e.g. an approval was voided): the run
+            # waits, holding no worker, whatever state the last segment left it in.
+            await runtime.db(store.mark_awaiting_approval, run_id)
+            await recorder.publish_status("awaiting_approval")
     except ProviderError as exc:
         await recorder.emit(ev.RunFailed(type(exc).__name__, exc.message, exc.code))
     except Exception as exc:  # noqa: BLE001 - a bug must still end the run with a visible reason
@@ -61,6 +66,15 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
     finally:
         renewer.cancel()
         await recorder.flush()
+
+
+async def _void_stale_approvals(runtime: WorkerRuntime, ctx: RunContext, toolbox: Any) -> None:
+    if not ctx.state.decisions:
+        return
+    await toolbox.list_tools()  # fills toolbox.infos with the definitions offered right now
+    hashes = {name: info.definition_hash for name, info in toolbox.infos.items()}
+    for call_id in await runtime.db(void_stale_approvals, ctx.run_id, hashes):
+        ctx.state.decisions.pop(call_id, None)
 
 
 async def _stopped_while(agent: asyncio.Task, recorder: RunRecorder) -> bool:

@@ -28,6 +28,18 @@ _DELTAS = (ev.TextDelta, ev.ReasoningDelta, ev.ToolCallDelta)
 trace_log = logging.getLogger("clearloop.trace")
 
 
+def _request_summary(request: dict[str, Any]) -> dict[str, Any]:
+    # The whole request is in the database; the log line names what was sent without repeating it.
+    wire = request.get("wire") or {}
+    return {
+        "url": wire.get("url"),
+        "messages": len(request.get("messages") or []),
+        "tools": [t.get("name") for t in request.get("tools") or []],
+        "tool_choice": request.get("tool_choice"),
+        "estimated_input_tokens": request.get("estimated_input_tokens"),
+    }
+
+
 def structured(run_id: int, seq: int, kind: str, payload: dict[str, Any]) -> str:
     record: dict[str, Any] = {"run": run_id, "seq": seq, "event": kind}
     if kind == "round_finished":

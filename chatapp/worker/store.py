@@ -149,3 +149,7 @@ def mark_running_unknown(run_id: int) -> int:
         error_code="outcome_unknown",
         result="The run was stopped while this call was running; whether it took effect is unknown.",
     )
+
+
+def mark_awaiting_approval(run_id: int) -> None:
+    Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(status=Run.Status.AWAITING_APPROVAL)

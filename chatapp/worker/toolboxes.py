@@ -15,6 +15,7 @@ from django.conf import settings
 
 from agent.loop import PolicyDecision, ProposedCall
 from agent.mcp import GATEWAY_TOOL, McpPool, McpToolbox
+from agent.mcp.catalogue import definition_hash
 from agent.messages import ToolSpec
 from agent.toolbox import ToolContext, ToolInfo, ToolOutcome
 from agent.tools import CombinedToolbox, SqlToolbox, WorkspaceToolbox
@@ -51,10 +52,12 @@ class PolicyToolbox:
             self.effective[info.spec.name] = rule
             if not rule.enabled or not self._offered(info) or info.disabled_reason:
                 continue
-            spec = info.spec
+            spec, digest = info.spec, info.definition_hash
             if rule.description:
+                # The model reads the override, so approvals bind to it too.
                 spec = ToolSpec(spec.name, rule.description, spec.parameters)
-            offered.append(dataclasses.replace(info, spec=spec, risk=rule.tier))
+                digest = definition_hash(spec.name, spec.description, spec.parameters)
+            offered.append(dataclasses.replace(info, spec=spec, risk=rule.tier, definition_hash=digest))
         self.infos.clear()
         self.infos.update({info.spec.name: info for info in offered})
         return offered
