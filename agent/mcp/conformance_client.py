@@ -97,6 +97,12 @@ async def sse_retry(url: str, mode: str) -> None:
     await list_and_call(url, mode, "test_reconnection", {})
 
 
+async def connect_only(url: str, mode: str) -> None:
+    """auth/* scenarios: do what clearloop does with an HTTP server (static headers, no OAuth):
+    connect and list tools. The server answers 401 and the scenario fails; see the baseline."""
+    await list_and_call(url, mode, None, {})
+
+
 async def accept_defaults(_context: Any, params: ElicitRequestParams) -> ElicitResult:
     """Accept a form elicitation with every field's schema default (SEP-1034)."""
     content: dict[str, Any] = {}
@@ -132,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         usage = "usage: python -m agent.mcp.conformance_client SERVER_URL (scenario in env)"
         print(usage, file=sys.stderr)
         return 2
-    handler = SCENARIOS.get(name)
+    handler = SCENARIOS.get(name) or (connect_only if name.startswith("auth/") else None)
     if handler is None:
         print(f"scenario {name!r} is not implemented; known: {', '.join(sorted(SCENARIOS))}", file=sys.stderr)
         return 1
