@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): ``python -m bench`` runs every one; each also runs alone as ``bench.<name>.run``."""

@@ -1,0 +1,35 @@
+"""Run every benchmark: providers, MCP (if present), runs. Figures are printed; runs also writes JSON.
+
+.venv/bin/python -m bench [providers mcp runs]
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import runpy
+import sys
+
+ALL = ("providers", "mcp", "runs")
+
+
+def run_one(name: str) -> None:
+    module = f"bench.{name}.run"
+    if importlib.util.find_spec(f"bench.{name}") is None or importlib.util.find_spec(module) is None:
+        print(f"{module}: not present, skipped")
+        return
+    print(f"\n=== {module} ===", flush=True)
+    saved = sys.argv
+    sys.argv = [module]  # each bench runs with its own command-line defaults
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    finally:
+        sys.argv = saved
+
+
+def main(names: list[str]) -> None:
+    for name in names or ALL:
+        run_one(name)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
