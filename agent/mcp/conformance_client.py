@@ -71,6 +71,7 @@ async def list_and_call(url: str, mode: str, tool: str | None, arguments: dict[s
     """Connect through the pool, list the tools (all pages), optionally call one; then close."""
     async with new_pool(url, mode) as pool:
         catalogue = await pool.catalogue(SERVER)
+        log.info("negotiated protocol %s", (await pool.status(SERVER))["protocol_version"])
         log.info("tools: %s", [entry.remote_name for entry in catalogue.entries])
         if tool is None:
             return
