@@ -39,5 +39,8 @@ test: install system-deps services lint
 bench: install services
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DEBUG=1 $(BIN)/python -m bench
 
+conformance: install
+	bash conformance/run.sh
+
 clean:
 	rm -rf $(VENV) data .pytest_cache .ruff_cache
