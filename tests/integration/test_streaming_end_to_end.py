@@ -33,6 +33,8 @@ def test_tokens_stream_as_separate_frames_before_the_final_message(cast, demo_pr
     seqs = [f["seq"] for f in frames if f.get("seq")]
     assert seqs == sorted(seqs) and len(seqs) == len(set(seqs))
     streamed = "".join(f["data"]["text"] for f in deltas)
+    # Deltas are coalesced (one frame per ~30 ms per run), never one message per token.
+    assert len(deltas) < len(streamed.split())
     run = Run.objects.get(conversation=convo)
     assert run.status == "succeeded"
     assert run.final_text == streamed == frames[-1]["data"]["text"]
