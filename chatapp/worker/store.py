@@ -44,14 +44,7 @@ def _fail(run_id: int, event: ev.RunFailed, partial_text: str) -> None:
     partial_text = redact(partial_text)
     if partial_text.strip():
         # What the model had written before the stop or the error is kept, marked as partial.
-        Message.objects.create(
-            conversation_id=run.conversation_id,
-            run=run,
-            role=Message.Role.ASSISTANT,
-            content=partial_text,
-            payload={"role": "assistant", "content": partial_text},
-            partial=True,
-        )
+        _store_answer(run, partial_text, partial=True)
     cancelled = event.code == "cancelled" or (run.cancel_requested and event.error_class == "Cancelled")
     status = Run.Status.CANCELLED if cancelled else Run.Status.FAILED
     finish_run(run_id, status, error_class=event.error_class, error=event.message, final_text=partial_text)
@@ -122,16 +115,20 @@ def _store_tool_call(run_id: int, event: ev.ToolCallChanged, extra: dict[str, An
 def _finish(run_id: int, event: ev.RunFinished) -> None:
     run = Run.objects.get(pk=run_id)
     text = redact(event.text)
+    _store_answer(run, text, partial=event.partial)
+    status = Run.Status.CANCELLED if event.partial and run.cancel_requested else Run.Status.SUCCEEDED
+    finish_run(run_id, status, final_text=text)
+
+
+def _store_answer(run: Run, text: str, *, partial: bool) -> None:
     Message.objects.create(
         conversation_id=run.conversation_id,
         run=run,
         role=Message.Role.ASSISTANT,
         content=text,
         payload={"role": "assistant", "content": text},
-        partial=event.partial,
+        partial=partial,
     )
-    status = Run.Status.CANCELLED if event.partial and run.cancel_requested else Run.Status.SUCCEEDED
-    finish_run(run_id, status, final_text=text)
 
 
 def finish_run(run_id: int, status: str, **fields: Any) -> None:
