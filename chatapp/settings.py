@@ -106,7 +106,8 @@ if EMBEDDED_REDIS:
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 30},
+        # No socket timeout: an idle consumer's blocking read must not time out and drop the socket.
+        "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": None}], "capacity": 1500, "expiry": 30},
     }
 }
 

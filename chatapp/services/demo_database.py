@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -28,9 +29,18 @@ def sqlite_path() -> Path:
     return Path(settings.DATA_DIR) / "demo.sqlite3"
 
 
+_setup_lock = threading.Lock()
+
+
 @lru_cache(maxsize=1)
-def _postgres_reader_dsn() -> str:
+def _cached_reader_dsn() -> str:
     return ensure_demo_database(admin_dsn())
+
+
+def _postgres_reader_dsn() -> str:
+    # Several runs start at once on a fresh database: set the demo schema up once, not in parallel.
+    with _setup_lock:
+        return _cached_reader_dsn()
 
 
 def ensure() -> None:

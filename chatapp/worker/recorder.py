@@ -86,6 +86,7 @@ class RunRecorder:
         self.layer = get_channel_layer()
         self._pending: list[ev.Event] = []
         self._last_flush = 0.0
+        self._write_latency = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._lock = asyncio.Lock()
         self._cancel_checked = 0.0
@@ -100,10 +101,11 @@ class RunRecorder:
             if isinstance(event, ev.TextDelta):
                 self.partial_text.append(event.text)
             self._pending.append(event)
-            if time.monotonic() - self._last_flush >= self.coalesce:
+            window = self._window()
+            if time.monotonic() - self._last_flush >= window:
                 await self.flush()
             elif self._timer is None:
-                self._timer = asyncio.get_running_loop().call_later(self.coalesce, self._flush_soon)
+                self._timer = asyncio.get_running_loop().call_later(window, self._flush_soon)
             return
         await self.flush()
         if isinstance(event, ev.RoundStarted | ev.RoundFinished):
@@ -112,6 +114,10 @@ class RunRecorder:
             await self._durable(event)
         else:
             await self._ephemeral(event_type(event), event_payload(event))
+
+    def _window(self) -> float:
+        # Under load the database answers slower; wider frames then mean fewer writes per token.
+        return max(self.coalesce, min(0.5, 2 * self._write_latency))
 
     def _flush_soon(self) -> None:
         self._timer = None
@@ -132,7 +138,9 @@ class RunRecorder:
         payload = redact(payload)
         self.seq += 1
         seq = self.seq
+        started = time.monotonic()
         await self.runtime.db(store.append_event, self.run_id, seq, kind, payload, False)
+        self._write_latency = time.monotonic() - started
         crash.after_stored(kind, payload)
         await self._publish(seq, kind, payload)
 

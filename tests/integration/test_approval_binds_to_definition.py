@@ -15,7 +15,7 @@ from chatapp.services.runs import start_run
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def wait_status(run: Run, *statuses: str, timeout: float = 60) -> Run:
+def wait_status(run: Run, *statuses: str, timeout: float = 120) -> Run:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         run.refresh_from_db()
