@@ -64,10 +64,10 @@ class Stack:
     demo_mcp_port: int = field(default_factory=lambda: settings.DEMO_MCP_PORT)
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
 
-    def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen:
+    def _spawn(self, name: str, argv: list[str], **extra_env: str) -> subprocess.Popen:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - owned by the child
-        env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"} | self.env
+        env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"} | self.env | extra_env
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         self.procs[name] = proc
         return proc
@@ -76,7 +76,7 @@ class Stack:
         try:
             self._start_redis()
             if self.with_worker:
-                self._spawn("worker", celery_worker_argv(self.worker_concurrency))
+                self._spawn("worker", celery_worker_argv(self.worker_concurrency), DB_CONN_MAX_AGE="600")
             if self.with_web and settings.DEMO_MODE and not port_open("127.0.0.1", self.demo_mcp_port):
                 # One demo MCP server is served over Streamable HTTP, as a remote server would be.
                 mcp = self._spawn(

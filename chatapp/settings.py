@@ -76,7 +76,14 @@ TEMPLATES = [
 # --- database -------------------------------------------------------------------------------
 DATABASE_URL = env_url("DATABASE_URL", None, schemes=("postgres", "postgresql", "sqlite"))
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    # Under ASGI every request runs in a thread of its own, so persistent connections would pile up
+    # in the web process (Django's docs say to keep them off there); the worker, whose few DB threads
+    # live for the whole process, turns them on with DB_CONN_MAX_AGE.
+    DATABASES = {
+        "default": dj_database_url.parse(
+            DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0, minimum=0), conn_health_checks=True
+        )
+    }
 else:
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
@@ -95,6 +102,15 @@ else:
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USES_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
+# Streamed delta frames are written through their own connections that do not wait for fsync: one
+# round trip per frame instead of four, and a PostgreSQL crash can lose at most the last few frames
+# (the durable events a run is rebuilt from still go through "default").
+DELTA_DB = "default"
+if USES_POSTGRES:
+    _fast = {**DATABASES["default"], "TEST": {"MIRROR": "default"}}
+    _fast["OPTIONS"] = {**_fast.get("OPTIONS", {}), "options": "-c synchronous_commit=off"}
+    DATABASES["deltas"] = _fast
+    DELTA_DB = "deltas"
 
 # --- redis, channels, celery -----------------------------------------------------------------
 EMBEDDED_REDIS_PORT = env_int("CLEARLOOP_EMBEDDED_REDIS_PORT", 6399, minimum=1)

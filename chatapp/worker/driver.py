@@ -66,6 +66,7 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
     finally:
         renewer.cancel()
         await recorder.flush()
+        recorder.close()
 
 
 async def _void_stale_approvals(runtime: WorkerRuntime, ctx: RunContext, toolbox: Any) -> None:

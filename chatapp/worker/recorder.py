@@ -17,7 +17,6 @@ from channels.layers import get_channel_layer
 
 from agent import events as ev
 from chatapp.frames import event_payload, event_type
-from chatapp.models import Run
 from chatapp.redaction import redact
 from chatapp.worker import crash, store
 from chatapp.worker.runtime import WorkerRuntime
@@ -52,7 +51,7 @@ def structured(run_id: int, seq: int, kind: str, payload: dict[str, Any]) -> str
             "usage": {k: v for k, v in payload["usage"].items() if k != "raw"},
             "ttft_ms": payload["ttft_ms"],
             "duration_ms": payload["duration_ms"],
-            "request": payload["request"],
+            "request": _request_summary(payload["request"]),
         }
     elif kind == "tool_call":
         record |= {
@@ -89,8 +88,7 @@ class RunRecorder:
         self._write_latency = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._lock = asyncio.Lock()
-        self._cancel_checked = 0.0
-        self._cancelled = False
+        runtime.cancels.watch(run_id)
         self.frames_published = 0
         self.partial_text: list[str] = []
         # name -> ToolInfo of the tools offered in this run, so approvers see the exact definition.
@@ -116,8 +114,10 @@ class RunRecorder:
             await self._ephemeral(event_type(event), event_payload(event))
 
     def _window(self) -> float:
-        # Under load the database answers slower; wider frames then mean fewer writes per token.
-        return max(self.coalesce, min(0.5, 2 * self._write_latency))
+        # Under load (the loop runs late, the database answers slower) wider frames mean fewer
+        # writes and messages per token, which is what lets one worker carry many runs.
+        busy = max(2 * self._write_latency, 4 * self.runtime.lag)
+        return max(self.coalesce, min(0.5, busy))
 
     def _flush_soon(self) -> None:
         self._timer = None
@@ -168,7 +168,8 @@ class RunRecorder:
     async def _publish(self, seq: int, kind: str, payload: dict[str, Any]) -> None:
         frame = {"run": self.run_id, "seq": seq, "type": kind, "data": payload}
         try:
-            await self.layer.group_send(self.group, {"type": "run.frame", "frame": frame})
+            async with self.runtime.publish_slots:
+                await self.layer.group_send(self.group, {"type": "run.frame", "frame": frame})
             self.frames_published += 1
         except Exception:  # noqa: BLE001 - Redis down: the frame is in the event log; clients back-fill
             logging.getLogger(__name__).warning("publishing a frame failed", exc_info=True)
@@ -178,15 +179,10 @@ class RunRecorder:
         await self._ephemeral("status", {"status": status, **extra})
 
     async def is_cancelled(self) -> bool:
-        now = time.monotonic()
-        if not self._cancelled and now - self._cancel_checked > 0.25:
-            self._cancel_checked = now
-            self._cancelled = await self.runtime.db(_cancel_requested, self.run_id)
-        return self._cancelled
+        return self.run_id in self.runtime.cancels.cancelled
 
-
-def _cancel_requested(run_id: int) -> bool:
-    return Run.objects.filter(pk=run_id, cancel_requested=True).exists()
+    def close(self) -> None:
+        self.runtime.cancels.unwatch(self.run_id)
 
 
 def merge_deltas(events: list[ev.Event]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -32,11 +33,25 @@ class WorkerRuntime:
         self.db_executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="clearloop-db")
         self._thread.start()
         self._ready.wait()
+        from chatapp.worker.cancels import CancelWatcher
+
+        self.cancels = CancelWatcher(self)
+        # How late the loop runs its callbacks: the recorder widens its frames when the loop is busy.
+        self.lag = 0.0
+        # Bounded below the channel layer's Redis connection pool: a burst of frames from hundreds of
+        # runs waits for a slot instead of failing with "too many connections".
+        self.publish_slots = asyncio.Semaphore(64)
+        self.loop.call_soon_threadsafe(self._measure_lag, time.monotonic())
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
         self.loop.call_soon(self._ready.set)
         self.loop.run_forever()
+
+    def _measure_lag(self, scheduled: float) -> None:
+        late = max(0.0, time.monotonic() - scheduled)
+        self.lag = 0.8 * self.lag + 0.2 * late  # smoothed, so one slow tick does not swing it
+        self.loop.call_later(LAG_TICK, self._measure_lag, time.monotonic() + LAG_TICK)
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
@@ -76,12 +91,25 @@ class WorkerRuntime:
             self.db_executor.shutdown(wait=False, cancel_futures=True)
 
 
+LAG_TICK = 0.05
+_checked = threading.local()
+HEALTH_CHECK_EVERY = 30.0
+
+
 def _with_fresh_connection(fn: Callable[..., T], args: tuple[Any, ...]) -> T:
     from django.db import close_old_connections
 
-    # A long-lived thread may hold a connection the server has since closed.
-    close_old_connections()
-    return fn(*args)
+    # A long-lived thread may hold a connection the server has since closed. Checking costs a round
+    # trip, so each DB thread checks at most every 30 s, and again right after a failure.
+    now = time.monotonic()
+    if now - getattr(_checked, "at", 0.0) > HEALTH_CHECK_EVERY:
+        close_old_connections()
+        _checked.at = now
+    try:
+        return fn(*args)
+    except Exception:
+        _checked.at = 0.0
+        raise
 
 
 _runtime: WorkerRuntime | None = None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import connection, transaction
+from django.conf import settings
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -15,13 +16,9 @@ from chatapp.redaction import redact
 
 
 def append_event(run_id: int, seq: int, kind: str, payload: dict[str, Any], durable: bool) -> None:
-    with transaction.atomic():
-        if not durable and connection.vendor == "postgresql":
-            # A delta frame may be lost if PostgreSQL itself crashes in the next few hundred ms; the
-            # durable events that a run is rebuilt from still wait for the disk.
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL synchronous_commit TO OFF")
-        RunEvent.objects.create(run_id=run_id, seq=seq, type=kind, payload=payload, durable=durable)
+    # Ephemeral frames use the "deltas" connection (no fsync wait, see settings.DELTA_DB).
+    using = "default" if durable else settings.DELTA_DB
+    RunEvent.objects.using(using).create(run_id=run_id, seq=seq, type=kind, payload=payload, durable=durable)
 
 
 def persist_durable(

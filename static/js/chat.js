@@ -8,6 +8,11 @@
   const storageKey = "clearloop-seq-" + conversation;
   let lastSeq = {};
   try { lastSeq = JSON.parse(sessionStorage.getItem(storageKey) || "{}"); } catch (e) { lastSeq = {}; }
+  // A run still streaming is rendered with an empty text box: its frames must be replayed from the
+  // start, whatever an earlier view of this page had seen.
+  document.querySelectorAll("[data-run]").forEach(function (el) {
+    if (el.querySelector("[data-role=stream]")) lastSeq[el.dataset.run] = 0;
+  });
   let socket = null;
   let retry = 0;
   const timers = {};
@@ -105,6 +110,34 @@
     }
   }
 
+  // Frames of a run are applied strictly in sequence. A gap (a live frame lost on the way) holds the
+  // later frames back and asks the server to replay from the last one applied.
+  const held = {};
+  const resyncAt = {};
+
+  function receive(frame) {
+    const run = frame.run;
+    if (!run || !frame.seq) { return; }
+    const last = lastSeq[run] || 0;
+    if (frame.seq <= last) return;
+    if (frame.seq > last + 1) {
+      (held[run] = held[run] || {})[frame.seq] = frame;
+      if (!resyncAt[run] || Date.now() - resyncAt[run] > 1000) {
+        resyncAt[run] = Date.now();
+        const resume = {}; resume[run] = last;
+        socket.send(JSON.stringify({ resume: resume, since_run: run }));
+      }
+      return;
+    }
+    apply(frame);
+    const queue = held[run];
+    while (queue && queue[lastSeq[run] + 1]) {
+      const next = queue[lastSeq[run] + 1];
+      delete queue[lastSeq[run] + 1];
+      apply(next);
+    }
+  }
+
   function connect() {
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
     socket = new WebSocket(scheme + location.host + chat.dataset.wsPath);
@@ -117,7 +150,7 @@
     });
     socket.addEventListener("message", function (event) {
       let frame; try { frame = JSON.parse(event.data); } catch (e) { return; }
-      apply(frame);
+      receive(frame);
     });
     socket.addEventListener("close", function (event) {
       if (event.code === 4403) return;
