@@ -49,7 +49,7 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
             cancel_check_every=1,
         )
         agent = asyncio.create_task(
-            run_agent(ctx.state, provider, toolbox, recorder, loop_settings, build_policy(ctx))
+            run_agent(ctx.state, provider, toolbox, recorder, loop_settings, build_policy(ctx, runtime))
         )
         if await _stopped_while(agent, recorder):
             await _cancelled(runtime, run_id, recorder)

@@ -67,10 +67,22 @@ class PolicyToolbox:
 
 
 class DbPolicy:
-    """The loop's policy hook, answering from the rules the toolbox resolved for this run."""
+    """The loop's policy hook, answering from the rules the toolbox resolved for this run.
 
-    def __init__(self, toolbox: PolicyToolbox) -> None:
+    An admin's ``max_calls_per_run`` is counted from the stored calls, so it holds across resumes.
+    """
+
+    def __init__(
+        self, toolbox: PolicyToolbox, runtime: WorkerRuntime | None = None, run_id: int | None = None
+    ) -> None:
         self.toolbox = toolbox
+        self.runtime = runtime
+        self.run_id = run_id
+
+    async def _over_limit(self, name: str, limit: int) -> bool:
+        if not limit or self.runtime is None or self.run_id is None:
+            return False
+        return await self.runtime.db(_executed_calls, self.run_id, name) >= limit
 
     async def check(self, call: ProposedCall) -> PolicyDecision:
         rule = self.toolbox.effective.get(call.name)
@@ -85,6 +97,10 @@ class DbPolicy:
             )
         if rule is None or not rule.enabled:
             return PolicyDecision("deny", f"{call.name} is disabled by the administrator")
+        if await self._over_limit(call.name, rule.max_calls_per_run):
+            return PolicyDecision(
+                "deny", f"{call.name} may run at most {rule.max_calls_per_run} times per run (admin policy)"
+            )
         if rule.needs_approval:
             return PolicyDecision(
                 "needs_approval", f"{call.name} is {rule.tier} risk and needs an admin's approval"
@@ -120,8 +136,15 @@ async def build_toolbox(runtime: WorkerRuntime, ctx: Any) -> PolicyToolbox:
     return box
 
 
-def build_policy(ctx: Any) -> DbPolicy:
-    return DbPolicy(ctx.toolbox)
+def build_policy(ctx: Any, runtime: WorkerRuntime | None = None) -> DbPolicy:
+    return DbPolicy(ctx.toolbox, runtime, ctx.run_id)
+
+
+def _executed_calls(run_id: int, name: str) -> int:
+    from chatapp.models import ToolCall
+
+    executed = ("running", "succeeded", "failed", "unknown")
+    return ToolCall.objects.filter(run_id=run_id, name=name, status__in=executed).count()
 
 
 def prepare_workspace(workspace: Path, owner_id: int) -> None:
