@@ -70,6 +70,7 @@ def live_stack(django_db_setup, django_db_blocker, tmp_path_factory):
     stack = Stack(port=port, worker_concurrency=8, log_dir=data_dir / "logs", env=env, demo_mcp_port=mcp_port)
     with django_db_blocker.unblock():
         stack.start()
+    stack.queue = queue
     stack.base_url = f"http://127.0.0.1:{port}"
     stack.demo_url = env["DEMO_MODEL_URL"]
     stack.data_dir = data_dir
@@ -95,3 +96,19 @@ def demo_tools(demo_provider, cast):
 
     seed_demo_tools(cast["alice"])
     return demo_provider
+
+
+@pytest.fixture(autouse=True)
+def _route_to_live_stack(request):
+    """Tests on the live stack enqueue from this process too: point its Celery app at the stack's
+    broker and queue for the test (another module's fixtures may have pointed it elsewhere)."""
+    if "live_stack" not in request.fixturenames:
+        yield
+        return
+    from django.conf import settings
+
+    from tests.durable.harness import celery_broker
+
+    stack = request.getfixturevalue("live_stack")
+    with celery_broker(settings.CELERY_BROKER_URL, stack.queue):
+        yield

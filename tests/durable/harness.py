@@ -179,10 +179,15 @@ def celery_broker(url: str, queue: str):
     saved = app.conf.broker_url, app.conf.task_default_queue
 
     def reset() -> None:
+        from kombu import pools
+
         if app._pool is not None:
             app._pool.force_close_all()
             app._pool = None
         app.amqp._producer_pool = None
+        # kombu keeps producer pools in a process-wide registry keyed by broker URL: a pool closed
+        # above would be handed out again the next time the same URL is used.
+        pools.reset()
 
     reset()
     app.conf.broker_url = url
