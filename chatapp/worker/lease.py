@@ -95,3 +95,12 @@ def orphaned_runs(grace_seconds: int = 30) -> list[int]:
     stale = now - timedelta(seconds=grace_seconds)
     runs = Run.objects.filter(status__in=RUNNABLE, created_at__lt=stale).exclude(lease_expires_at__gt=now)
     return list(runs.values_list("pk", flat=True))
+
+
+def abandoned_runs(grace_seconds: int = 30) -> list[int]:
+    """Running runs whose lease has lapsed: their worker died (a live one renews every lease/3)."""
+    now = timezone.now()
+    runs = Run.objects.filter(
+        status=Run.Status.RUNNING, created_at__lt=now - timedelta(seconds=grace_seconds)
+    )
+    return list(runs.exclude(lease_expires_at__gt=now).values_list("pk", flat=True))

@@ -33,6 +33,7 @@ def stack_env(port: int, data_dir: Path, **extra: str) -> dict[str, str]:
         "DEMO_MODEL_URL": f"http://127.0.0.1:{port}/demo-llm/v1",
         "CLEARLOOP_DATA_DIR": str(data_dir),
         "DEMO_MODEL_TOKENS_PER_SECOND": os.environ.get("TEST_DEMO_TOKENS_PER_SECOND", "60"),
+        "CLEARLOOP_RUN_SWEEP_SECONDS": "1",
     }
     env.update(extra)
     return env
