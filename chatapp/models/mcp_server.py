@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+from django.core.validators import RegexValidator
 from django.db import models
 
-from chatapp.models.provider import slug_validator
+# The engine's rule (agent/mcp/config.py): tools are exposed as server__tool, so no "__" in a name.
+mcp_name_validator = RegexValidator(
+    r"^(?!.*__)[a-z0-9][a-z0-9_\-]{0,31}$", "lowercase letters, digits, _ and -; at most 32; no '__'"
+)
 
 
 class McpServer(models.Model):
@@ -12,7 +16,7 @@ class McpServer(models.Model):
         SSE = "sse", "HTTP+SSE (legacy)"
 
     name = models.CharField(
-        max_length=40, unique=True, validators=[slug_validator], help_text="also the namespace"
+        max_length=32, unique=True, validators=[mcp_name_validator], help_text="also the namespace"
     )
     transport = models.CharField(max_length=10, choices=Transport.choices, default=Transport.STDIO)
     command = models.CharField(max_length=300, blank=True)
