@@ -43,4 +43,8 @@ def test_a_running_run_with_a_lapsed_lease_is_resumed(cast, demo_provider, live_
             break
         time.sleep(0.2)  # polling the database for a state reached by another process
     assert run.status == "succeeded" and "are you still there?" in run.final_text
-    assert run.deliveries == 2
+    # Every worker sharing this database sweeps (other test stacks too): whichever took the run, the
+    # lease let exactly one of them answer it.
+    assert run.deliveries >= 2
+    assert run.events.filter(type="round_finished").count() == 1
+    assert run.events.filter(type="run_finished").count() == 1
