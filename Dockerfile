@@ -5,6 +5,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends nodejs npm && r
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY agent ./agent
+COPY demo ./demo
 COPY chatapp ./chatapp
 RUN pip install --no-cache-dir .
 COPY manage.py ./

@@ -14,8 +14,8 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_app = get_asgi_application()
 
-from agent.demo_model import DemoModelSettings, create_app  # noqa: E402
 from chatapp.routing import websocket_urlpatterns  # noqa: E402
+from demo.model import DemoModelSettings, create_app  # noqa: E402
 
 DEMO_PREFIX = "/demo-llm"
 demo_app = create_app(DemoModelSettings(tokens_per_second=settings.DEMO_MODEL_TOKENS_PER_SECOND))

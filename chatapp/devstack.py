@@ -84,7 +84,7 @@ class Stack:
                     [
                         sys.executable,
                         "-m",
-                        "agent.demo_servers.geo_simulator",
+                        "demo.servers.geo_simulator",
                         "--http",
                         "--port",
                         str(settings.DEMO_MCP_PORT),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the official MCP client conformance suite against agent/mcp/conformance_client.py.
+# Run the official MCP client conformance suite against demo/conformance_client.py.
 #
 #   conformance/run.sh                      # the core suite, baseline applied (what `make conformance` runs)
 #   conformance/run.sh --scenario tools_call    # any extra arguments replace "--suite core"
@@ -32,7 +32,7 @@ args=("$@")
 # first so nothing in the run can pick up the system's older node.
 export PATH="$here/node_modules/node/bin:$PATH"
 exec "$node_bin" "$cli" client \
-    --command "$python -m agent.mcp.conformance_client" \
+    --command "$python -m demo.conformance_client" \
     --expected-failures "$here/expected-failures.yml" \
     --timeout "${CONFORMANCE_TIMEOUT_MS:-30000}" \
     "${args[@]}"

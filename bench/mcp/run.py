@@ -17,7 +17,7 @@ from mcp import Client, StdioServerParameters, stdio_client
 
 from agent.mcp import McpPool, McpServerConfig
 
-ARGS = ("-m", "agent.demo_servers.demo_tools")
+ARGS = ("-m", "demo.servers.demo_tools")
 CALL = ("get_stock_price", {"symbol": "AAPL"})
 
 

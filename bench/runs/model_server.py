@@ -1,6 +1,6 @@
 """The demo model in its own process, with the send time of every streamed chunk recorded.
 
-An ASGI wrapper around ``agent.demo_model.create_app`` (unchanged): it timestamps each SSE body chunk
+An ASGI wrapper around ``demo.model.create_app`` (unchanged): it timestamps each SSE body chunk
 as it is handed to the server and keeps, per request (keyed by the last user message), the list of
 ``(time.time(), content)`` of the content chunks. ``GET /stamps`` returns them. The bench compares
 these send times with the websocket receive times: both clocks are this machine's wall clock.
@@ -15,7 +15,7 @@ import json
 import time
 from typing import Any
 
-from agent.demo_model import DemoModelSettings, create_app
+from demo.model import DemoModelSettings, create_app
 
 
 def user_key(body: dict[str, Any]) -> str:

@@ -44,7 +44,7 @@ def demo_servers() -> list[dict[str, Any]]:
             "name": "env_query",
             "transport": "stdio",
             "command": python,
-            "args": ["-m", "agent.demo_servers.env_query"],
+            "args": ["-m", "demo.servers.env_query"],
         },
         {
             "name": "geo_simulator",
@@ -55,7 +55,7 @@ def demo_servers() -> list[dict[str, Any]]:
             "name": "demo_tools",
             "transport": "stdio",
             "command": python,
-            "args": ["-m", "agent.demo_servers.demo_tools"],
+            "args": ["-m", "demo.servers.demo_tools"],
             "env": {"CLEARLOOP_OUTBOX": outbox},
         },
     ]

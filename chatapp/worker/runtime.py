@@ -13,12 +13,11 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 
 class WorkerRuntime:
@@ -53,10 +52,10 @@ class WorkerRuntime:
         self.lag = 0.8 * self.lag + 0.2 * late  # smoothed, so one slow tick does not swing it
         self.loop.call_later(LAG_TICK, self._measure_lag, time.monotonic() + LAG_TICK)
 
-    def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
+    def submit[T](self, coro: Coroutine[Any, Any, T]) -> Future[T]:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
-    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+    def run[T](self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         return self.submit(coro).result(timeout)
 
     async def http_client(self) -> httpx.AsyncClient:
@@ -66,7 +65,7 @@ class WorkerRuntime:
             self.on_close(self.http.aclose)
         return self.http
 
-    async def db(self, fn: Callable[..., T], *args: Any) -> T:
+    async def db[T](self, fn: Callable[..., T], *args: Any) -> T:
         return await self.loop.run_in_executor(self.db_executor, _with_fresh_connection, fn, args)
 
     def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
@@ -96,7 +95,7 @@ _checked = threading.local()
 HEALTH_CHECK_EVERY = 30.0
 
 
-def _with_fresh_connection(fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+def _with_fresh_connection[T](fn: Callable[..., T], args: tuple[Any, ...]) -> T:
     from django.db import close_old_connections
 
     # A long-lived thread may hold a connection the server has since closed. Checking costs a round

@@ -12,9 +12,9 @@ import time
 import pytest
 import uvicorn
 
-from agent.demo_model import DemoModelSettings, create_app
+from demo.model import DemoModelSettings, create_app
 
-ENV_QUERY_ARGS = ["-m", "agent.demo_servers.env_query"]
+ENV_QUERY_ARGS = ["-m", "demo.servers.env_query"]
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ CHANGELIST = "/admin/chatapp/mcpserver/"
 
 DOCUMENT = {
     "mcpServers": {
-        "Env Query": {"command": sys.executable, "args": ["-m", "agent.demo_servers.env_query"]},
+        "Env Query": {"command": sys.executable, "args": ["-m", "demo.servers.env_query"]},
         "remote": {"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"X-Team": "blue"}},
     }
 }
@@ -87,7 +87,7 @@ def test_import_view_creates_and_updates_servers(login):
     assert response.redirect_chain[-1][0] == CHANGELIST
     assert "created env-query (stdio)" in text(response).lower()
     env_query = McpServer.objects.get(name="env-query")
-    assert env_query.args == ["-m", "agent.demo_servers.env_query"]
+    assert env_query.args == ["-m", "demo.servers.env_query"]
     remote = McpServer.objects.get(name="remote")
     assert (remote.transport, remote.url, remote.headers) == (
         "http",

@@ -16,7 +16,7 @@ FILE = {
     "mcpServers": {
         "env_query": {
             "command": sys.executable,
-            "args": ["-m", "agent.demo_servers.env_query"],
+            "args": ["-m", "demo.servers.env_query"],
             "env": {"API_TOKEN": "tok_literal_0123456789", "REGION": "env:CLEARLOOP_REGION"},
         },
         "Remote Tools": {

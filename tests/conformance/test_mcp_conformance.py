@@ -1,4 +1,4 @@
-"""The official MCP client conformance suite (core) against agent/mcp/conformance_client.py.
+"""The official MCP client conformance suite (core) against demo/conformance_client.py.
 
 Runs ``conformance/run.sh`` (``npm ci`` of the pinned Node 22 + ``@modelcontextprotocol/conformance``
 when missing, then the core suite with ``conformance/expected-failures.yml``). The harness exits 1 on

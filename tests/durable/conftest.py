@@ -59,7 +59,7 @@ def demo_tools(transactional_db, cast, durable_stack, settings):
         name="demo_tools",
         transport="stdio",
         command=sys.executable,
-        args=["-m", "agent.demo_servers.demo_tools"],
+        args=["-m", "demo.servers.demo_tools"],
         env={"CLEARLOOP_OUTBOX": str(outbox)},
     )
     for pattern, tier, approval in POLICIES:

@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator
 import httpx
 import uvicorn
 
-from agent.demo_model import DemoModelSettings, create_app
 from agent.providers.registry import build_provider
 from agent.providers.settings import ProviderSettings
+from demo.model import DemoModelSettings, create_app
 
 
 @contextlib.asynccontextmanager

@@ -143,7 +143,7 @@ async def test_demo_truncate_args_is_never_executed_and_model_writes_in_pieces()
 
 @pytest.mark.parametrize("fault", ["429", "500", "stall"])
 async def test_demo_wire_faults_are_retried_by_the_adapter(fault):
-    from agent.demo_model import DemoModelSettings
+    from demo.model import DemoModelSettings
 
     demo = DemoModelSettings(tokens_per_second=0, stall_seconds=3)
     async with demo_provider(demo_settings=demo, idle_timeout=0.3, retry_initial_backoff=0,

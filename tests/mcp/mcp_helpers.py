@@ -20,7 +20,7 @@ def raw_config(name: str, *modes: str, env: dict | None = None, **kw) -> McpServ
 
 def demo_config(name: str, module: str, env: dict | None = None, **kw) -> McpServerConfig:
     return McpServerConfig(
-        name=name, command=sys.executable, args=("-m", f"agent.demo_servers.{module}"), env=env or {}, **kw
+        name=name, command=sys.executable, args=("-m", f"demo.servers.{module}"), env=env or {}, **kw
     )
 
 
@@ -56,7 +56,7 @@ def http_demo_server(tmp_path_factory):
     for flag, path in (("--http", "/mcp"), ("--sse", "/sse")):
         port = free_port()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "agent.demo_servers.demo_tools", flag, "--port", str(port)],
+            [sys.executable, "-m", "demo.servers.demo_tools", flag, "--port", str(port)],
             env={"CLEARLOOP_OUTBOX": str(outbox), "PATH": "/usr/bin:/bin"},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

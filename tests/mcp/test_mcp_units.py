@@ -9,7 +9,7 @@ from agent.mcp.results import cap_text
 
 CLAUDE = {
     "mcpServers": {
-        "Env Query": {"command": "python", "args": ["-m", "agent.demo_servers.env_query"], "env": {"K": "v"}},
+        "Env Query": {"command": "python", "args": ["-m", "demo.servers.env_query"], "env": {"K": "v"}},
         "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer t"}},
         "old": {"url": "https://example.com/sse"},
         "typed": {"type": "streamable-http", "url": "https://example.com/x"},
@@ -21,7 +21,7 @@ def test_parse_and_dump_round_trip():
     configs = {c.name: c for c in parse_mcp_servers(CLAUDE)}
     assert configs["env-query"].transport == "stdio" and configs["env-query"].args == (
         "-m",
-        "agent.demo_servers.env_query",
+        "demo.servers.env_query",
     )
     assert configs["remote"].transport == "http" and configs["remote"].headers["Authorization"] == "Bearer t"
     assert configs["old"].transport == "sse" and configs["typed"].transport == "http"

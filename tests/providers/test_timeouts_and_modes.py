@@ -14,10 +14,10 @@ from provider_cases import CASES_BY_ID, anthropic_exchanges, read
 from provider_fixture_server import Reply
 from provider_helpers import USER_REQUEST, collect, make_provider, response_of
 
-from agent.demo_model import DEMO_MODEL_NAME, DemoModelSettings, create_app
 from agent.providers.errors import TransientUpstream
 from agent.providers.sse import iter_sse
 from agent.providers.types import Finish, ResponseDone, TextDelta, ToolCallDelta, UsageReport
+from demo.model import DEMO_MODEL_NAME, DemoModelSettings, create_app
 
 
 async def test_idle_timeout_on_a_stalled_stream_after_output(server, http):

@@ -4,8 +4,8 @@ import json
 
 import httpx
 
-from agent.demo_model import DemoModelSettings, create_app
-from agent.demo_model.script import plan_reply
+from demo.model import DemoModelSettings, create_app
+from demo.model.script import plan_reply
 
 
 def tool(name, props=None, required=()):

@@ -10,7 +10,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
-from agent.demo_servers._cli import run
+from demo.servers._cli import run
 
 server = MCPServer("geo_simulator", version="1.0.0", instructions="Simulated geolocation for demos.")
 

@@ -10,7 +10,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
-from agent.demo_servers._cli import run
+from demo.servers._cli import run
 
 server = MCPServer(
     "env_query",

@@ -1,6 +1,6 @@
 """Client entry point for the official MCP conformance suite (``@modelcontextprotocol/conformance``).
 
-    conformance client --command ".venv/bin/python -m agent.mcp.conformance_client" --suite core
+    conformance client --command ".venv/bin/python -m demo.conformance_client" --suite core
 
 The harness starts a mock server per scenario and runs this command with the server URL appended
 as the last argument; the scenario name is in ``MCP_CONFORMANCE_SCENARIO`` and the protocol
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "2025-11-25")
     if not argv:
-        usage = "usage: python -m agent.mcp.conformance_client SERVER_URL (scenario in env)"
+        usage = "usage: python -m demo.conformance_client SERVER_URL (scenario in env)"
         print(usage, file=sys.stderr)
         return 2
     handler = SCENARIOS.get(name) or (connect_only if name.startswith("auth/") else None)

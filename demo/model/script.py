@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from agent.demo_model.history import read_turn
-from agent.demo_model.plan import Plan
-from agent.demo_model.scenarios import SCENARIOS
-from agent.demo_model.text import echo, say, split_tokens
-from agent.demo_model.triggers import BEHAVIOURS, WIRE_FAULTS
+from demo.model.history import read_turn
+from demo.model.plan import Plan
+from demo.model.scenarios import SCENARIOS
+from demo.model.text import echo, say, split_tokens
+from demo.model.triggers import BEHAVIOURS, WIRE_FAULTS
 
 __all__ = ["plan_reply", "split_tokens"]
 

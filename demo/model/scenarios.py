@@ -10,9 +10,9 @@ import json
 import re
 from typing import Any
 
-from agent.demo_model.history import SeenCall, Turn
-from agent.demo_model.plan import Plan, PlannedToolCall
-from agent.demo_model.text import say
+from demo.model.history import SeenCall, Turn
+from demo.model.plan import Plan, PlannedToolCall
+from demo.model.text import say
 
 
 def fit(turn: Turn, name: str, desired: dict[str, Any]) -> dict[str, Any]:

@@ -23,9 +23,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from agent.demo_model import script, wire
-from agent.demo_model.history import read_turn
-from agent.demo_model.plan import Plan
+from demo.model import script, wire
+from demo.model.history import read_turn
+from demo.model.plan import Plan
 
 MODEL = "clearloop-demo"
 

@@ -10,7 +10,7 @@ from mcp.server import MCPServer
 
 
 def run(server: MCPServer, argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog=f"python -m agent.demo_servers.{server.name}")
+    parser = argparse.ArgumentParser(prog=f"python -m demo.servers.{server.name}")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--http", action="store_true", help="serve Streamable HTTP at /mcp")
     group.add_argument("--sse", action="store_true", help="serve legacy HTTP+SSE at /sse")

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.demo_model.history import Turn
-from agent.demo_model.plan import Plan, PlannedToolCall
-from agent.demo_model.scenarios import calls
-from agent.demo_model.text import say, split_tokens
+from demo.model.history import Turn
+from demo.model.plan import Plan, PlannedToolCall
+from demo.model.scenarios import calls
+from demo.model.text import say, split_tokens
 
 WIRE_FAULTS = frozenset({"429", "500", "stall", "malformed", "context-overflow", "slow"})
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from agent.demo_model.history import Turn
-from agent.demo_model.plan import Plan
+from demo.model.history import Turn
+from demo.model.plan import Plan
 
 _WORD = re.compile(r"\S+\s*|\s+")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent.demo_model.plan import Plan
+from demo.model.plan import Plan
 
 
 def count_tokens(text: str) -> int:

@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
-from agent.demo_servers._cli import run
+from demo.servers._cli import run
 
 server = MCPServer(
     "demo_tools", version="1.0.0", instructions="Demo stock quotes and a simulated SMS outbox."

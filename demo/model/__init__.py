@@ -5,7 +5,7 @@ Labelled "demo model" wherever it is shown; it is never passed off as an LLM.
 providers.md §1.3, ``app.py`` serves it (ASGI) at a configurable token rate.
 """
 
-from agent.demo_model.app import DemoModelSettings, create_app
+from demo.model.app import DemoModelSettings, create_app
 
 DEMO_MODEL_NAME = "clearloop-demo"
 
