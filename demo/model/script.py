@@ -1,10 +1,12 @@
-"""Deterministic answers: trigger behaviours first, then the seeds' scenarios, else an echo."""
+"""Deterministic answers: ``[[demo:call ...]]`` first, then trigger behaviours, the seeds' scenarios,
+else an echo."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
+from demo.model.call import call_switch
 from demo.model.history import read_turn
 from demo.model.plan import Plan
 from demo.model.scenarios import SCENARIOS
@@ -17,8 +19,8 @@ __all__ = ["plan_reply", "split_tokens"]
 def plan_reply(body: dict[str, Any]) -> Plan:
     turn = read_turn(body)
     triggers = turn.triggers
-    plan: Plan | None = None
-    for name in sorted(triggers & BEHAVIOURS.keys()):
+    plan: Plan | None = call_switch(turn)
+    for name in sorted(triggers & BEHAVIOURS.keys()) if plan is None else ():
         plan = BEHAVIOURS[name](turn)
         if plan is not None:
             break

@@ -204,3 +204,30 @@ async def test_demo_n2_other_choice_is_never_executed():
         step, state, _ = await drive(provider, toolbox, text="[[demo:n2]]", settings=LoopSettings(n=2))
     assert step.text == "This is the answer of choice 0." and toolbox.executed == []
     assert state.rounds[0].response.choice_count == 2
+
+
+async def test_demo_call_switch_runs_exactly_that_builtin_call_and_summarises(tmp_path):
+    from agent.tools.files import WorkspaceToolbox
+
+    (tmp_path / "notes.txt").write_text("alpha\nbeta\n")
+    text = 'Look: [[demo:call read_file {"path": "notes.txt", "offset": 2, "limit": 1}]]'
+    async with demo_provider() as provider:
+        step, state, _ = await drive(provider, WorkspaceToolbox(tmp_path), text=text)
+    made = state.calls_of_round(0)
+    assert [(c.name, json.loads(c.arguments)) for c in made] == [
+        ("read_file", {"path": "notes.txt", "offset": 2, "limit": 1})]
+    assert len(state.rounds) == 2 and step.text.startswith("I called read_file and it returned: {")
+    assert "beta" in step.text and "alpha" not in step.text
+
+
+async def test_demo_call_switch_with_a_namespaced_mcp_name_and_a_refused_call():
+    toolbox = env_geo_toolbox()
+    text = ('[[demo:call geo__simulate_geolocation {"lat": 1.5, "lng": 2.5}]] '
+            '[[demo:call env_query__get_environment_status {"area_code": 7}]]')
+    async with demo_provider() as provider:
+        step, state, _ = await drive(provider, toolbox, text=text)
+    # Exactly as asked: the schema-violating second call is refused by the host, never "fixed" by the model.
+    assert toolbox.executed == [("geo__simulate_geolocation", {"lat": 1.5, "lng": 2.5})]
+    assert state.call(0, 1).error_code == "invalid_arguments"
+    assert step.text.startswith('I called geo__simulate_geolocation and it returned: {"nearby": "large park')
+    assert "I called env_query__get_environment_status and it failed:" in step.text
