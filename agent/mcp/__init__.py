@@ -14,6 +14,7 @@ from agent.mcp.errors import (
     RemoteError,
     ServerStartTimeoutError,
     ServerUnavailableError,
+    SessionExpiredError,
     UnknownServerError,
 )
 from agent.mcp.gateway import GATEWAY_TOOL
@@ -35,6 +36,7 @@ __all__ = [
     "RemoteError",
     "ServerStartTimeoutError",
     "ServerUnavailableError",
+    "SessionExpiredError",
     "UnknownServerError",
     "dump_mcp_servers",
     "map_call_result",

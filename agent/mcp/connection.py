@@ -76,6 +76,7 @@ class ServerConnection:
         self._wake = asyncio.Event()
         self._lock = asyncio.Lock()
         self._stopping: set[asyncio.Task[None]] = set()
+        self._expired: Client | None = None  # the client whose HTTP session the server ended
 
     @property
     def state(self) -> str:
@@ -111,6 +112,20 @@ class ServerConnection:
         if self._client is not None:
             self.last_error = reason
             self.backoff.record_failure()
+            self._client = None
+            self._wake.set()
+
+    def session_expired(self, client: Client) -> bool:
+        """Whether the server answered one of ``client``'s requests with 404 (session ended)."""
+        return self._expired is client
+
+    def reopen(self, client: Client) -> None:
+        """Drop ``client`` (its session is gone) so the next ``get`` opens a new session.
+
+        Not a failure: no backoff. A no-op when another caller already replaced that client.
+        """
+        if self._client is client:
+            self.last_error = "the server ended the session; a new one is opened"
             self._client = None
             self._wake.set()
 
@@ -162,8 +177,14 @@ class ServerConnection:
             closed = True
             wake.set()
 
+        holder: list[Client] = []
+
+        def on_session_expired() -> None:
+            if holder:
+                self._expired = holder[0]
+
         try:
-            transport = watched(build_transport(self.config, errlog), on_closed)
+            transport = watched(build_transport(self.config, errlog, on_session_expired), on_closed)
             client = Client(
                 transport,
                 mode=self.mode,
@@ -171,6 +192,7 @@ class ServerConnection:
                 client_info=CLIENT_INFO,
                 cache=None,  # the pool's catalogue is the cache; list_changed refreshes it
             )
+            holder.append(client)
             async with client:
                 if not ready.done():
                     ready.set_result(client)

@@ -6,13 +6,15 @@ McpError
  │    └── ServerStartTimeoutError   start or initialize did not finish in connect_timeout
  ├── CallTimeoutError          the call ran past its timeout (the server was told to cancel)
  ├── ConnectionLostError       the server went away while the call was in flight
+ ├── SessionExpiredError       HTTP 404 on a request carrying Mcp-Session-Id: the server forgot the
+ │                             session, so the request was never processed (safe to send again)
  └── RemoteError               a JSON-RPC error answer (code, message), or an invalid result
 """
 
 from __future__ import annotations
 
 from mcp import MCPError
-from mcp.types import CONNECTION_CLOSED, INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_TIMEOUT
+from mcp.types import CONNECTION_CLOSED, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, REQUEST_TIMEOUT
 
 
 class McpError(Exception):
@@ -44,6 +46,10 @@ class ConnectionLostError(McpError):
     pass
 
 
+class SessionExpiredError(McpError):
+    """The server ended our Streamable HTTP session; the request that saw it did not run."""
+
+
 class RemoteError(McpError):
     def __init__(self, server: str, message: str, code: int | None = None) -> None:
         super().__init__(server, message)
@@ -58,15 +64,22 @@ class RemoteError(McpError):
         return self.code == METHOD_NOT_FOUND
 
 
-# The streamable-HTTP transport answers a request on a session the server forgot with -32600.
+# The SDK's streamable-HTTP transport turns a bare 404 on a request with a session id into -32600.
 _SESSION_GONE = "session terminated"
 
 
-def from_sdk_error(server: str, exc: MCPError, what: str) -> McpError:
-    """Map an ``MCPError`` raised by the SDK while doing ``what`` to the most specific local error."""
+def from_sdk_error(server: str, exc: MCPError, what: str, *, session_expired: bool = False) -> McpError:
+    """Map an ``MCPError`` raised by the SDK while doing ``what`` to the most specific local error.
+
+    ``session_expired`` comes from the transport, which saw the HTTP 404 itself: servers built on the
+    TypeScript SDK put a JSON-RPC body on that 404 (code -32001 "Session not found", the same code as
+    the SDK's own timeout), and the Python SDK surfaces that body instead of its "Session terminated".
+    """
+    if session_expired or (exc.code == INVALID_REQUEST and _SESSION_GONE in (exc.message or "").lower()):
+        return SessionExpiredError(server, f"the server ended the session; {what} was not processed")
     if exc.code == REQUEST_TIMEOUT:
         return CallTimeoutError(server, f"{what} timed out; the server was asked to cancel it")
-    if exc.code == CONNECTION_CLOSED or _SESSION_GONE in (exc.message or "").lower():
+    if exc.code == CONNECTION_CLOSED:
         return ConnectionLostError(server, f"connection closed during {what} (server exited or crashed)")
     return RemoteError(server, f"{what} failed: {exc.message} (JSON-RPC {exc.code})", exc.code)
 

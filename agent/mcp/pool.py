@@ -12,6 +12,7 @@ All methods must run on the loop that first used the pool: sessions belong to th
 from __future__ import annotations
 
 import asyncio
+import logging
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -28,9 +29,12 @@ from agent.mcp.errors import (
     ConnectionLostError,
     McpError,
     RemoteError,
+    SessionExpiredError,
     UnknownServerError,
     from_sdk_error,
 )
+
+log = logging.getLogger(__name__)
 
 MAX_PAGES = 100  # a server whose cursor never ends cannot hang a listing
 
@@ -127,25 +131,36 @@ class McpPool:
             callback(name)
 
     async def _request(self, name: str, what: str, fn: Callable[[Any], Any]) -> Any:
-        """Run ``fn(client)`` on the server's session, mapping SDK failures to ``McpError``."""
-        conn = self._conn(name)
-        client = await conn.get()
-        try:
-            return await fn(client)
-        except MCPError as exc:
-            err = from_sdk_error(name, exc, what)
-            if isinstance(err, ConnectionLostError):
-                conn.mark_broken(err.detail)
-            raise err from exc
-        except ValidationError as exc:
-            raise RemoteError(
-                name, f"{what} returned a result that does not follow the protocol: {exc}"
-            ) from exc
-        except RuntimeError as exc:  # the SDK's outputSchema check on structuredContent
-            raise RemoteError(name, f"{what} returned an invalid result: {exc}") from exc
-        except (OSError, EOFError) as exc:
-            conn.mark_broken(str(exc))
-            raise ConnectionLostError(name, f"{what} failed: {exc}") from exc
+        """Run ``fn(client)`` on the server's session, mapping SDK failures to ``McpError``.
+
+        A request the server answered with "session ended" (HTTP 404) never ran: the session is
+        re-opened (a new initialize) and the request sent once more. A second expiry is an error.
+        """
+        for attempt in (1, 2):
+            conn = self._conn(name)
+            client = await conn.get()
+            try:
+                return await fn(client)
+            except MCPError as exc:
+                err = from_sdk_error(name, exc, what, session_expired=conn.session_expired(client))
+                if isinstance(err, SessionExpiredError):
+                    conn.reopen(client)
+                    if attempt == 1:
+                        log.info("MCP server %s ended the session; re-opening it for %s", name, what)
+                        continue
+                elif isinstance(err, ConnectionLostError):
+                    conn.mark_broken(err.detail)
+                raise err from exc
+            except ValidationError as exc:
+                raise RemoteError(
+                    name, f"{what} returned a result that does not follow the protocol: {exc}"
+                ) from exc
+            except RuntimeError as exc:  # the SDK's outputSchema check on structuredContent
+                raise RemoteError(name, f"{what} returned an invalid result: {exc}") from exc
+            except (OSError, EOFError) as exc:
+                conn.mark_broken(str(exc))
+                raise ConnectionLostError(name, f"{what} failed: {exc}") from exc
+        raise AssertionError("unreachable")
 
     async def status(self, name: str) -> dict[str, Any]:
         """What the admin's "test connection" shows: state, era, server info, last error."""

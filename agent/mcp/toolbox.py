@@ -22,6 +22,7 @@ from agent.mcp.errors import (
     ConnectionLostError,
     McpError,
     RemoteError,
+    SessionExpiredError,
     UnknownServerError,
 )
 from agent.mcp.pool import McpPool
@@ -196,6 +197,8 @@ class McpToolbox:
             return ToolOutcome.failure(
                 "invalid_arguments" if exc.invalid_params else "execution_error", exc.detail
             )
+        except SessionExpiredError as exc:  # expired twice in a row: it never ran, so not "unknown"
+            return ToolOutcome.failure("execution_error", f"{exc.detail} (after re-opening it once)")
         except McpError as exc:  # server unavailable: the call never reached it
             return ToolOutcome.failure("execution_error", str(exc))
         return map_call_result(result, self.max_result_chars)

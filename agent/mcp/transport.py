@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TextIO
 
@@ -42,21 +42,42 @@ def stdio_parameters(config: McpServerConfig) -> StdioServerParameters:
     return StdioServerParameters(command=command, args=args, env=dict(config.env) or None)
 
 
+def session_expiry_hook(on_expired: Callable[[], None]) -> Callable[[httpx2.Response], Awaitable[None]]:
+    """An httpx2 response hook calling ``on_expired()`` on a 404 to a POST that carried a session id.
+
+    Spec 2025-11-25 ``basic/transports.mdx``, Session Management: "When a client receives HTTP 404 in
+    response to a request containing an ``MCP-Session-Id``, it MUST start a new session". Seen here,
+    at the HTTP layer, because the SDK reports it as a JSON-RPC error whose code depends on the body.
+    """
+
+    async def hook(response: httpx2.Response) -> None:
+        request = response.request
+        if response.status_code == 404 and request.method == "POST" and "mcp-session-id" in request.headers:
+            on_expired()
+
+    return hook
+
+
 @asynccontextmanager
-async def _streamable_http(config: McpServerConfig) -> AsyncIterator[Any]:
+async def _streamable_http(
+    config: McpServerConfig, on_session_expired: Callable[[], None] | None
+) -> AsyncIterator[Any]:
     # Headers (auth tokens ...) travel through our own httpx2 client; the SDK leaves its lifecycle to us.
     timeout = httpx2.Timeout(config.connect_timeout, read=max(300.0, config.call_timeout))
-    async with httpx2.AsyncClient(headers=dict(config.headers), timeout=timeout) as http:
+    hooks = {"response": [session_expiry_hook(on_session_expired)]} if on_session_expired else {}
+    async with httpx2.AsyncClient(headers=dict(config.headers), timeout=timeout, event_hooks=hooks) as http:
         async with streamable_http_client(config.url or "", http_client=http) as streams:
             yield streams
 
 
-def build_transport(config: McpServerConfig, errlog: TextIO) -> Any:
+def build_transport(
+    config: McpServerConfig, errlog: TextIO, on_session_expired: Callable[[], None] | None = None
+) -> Any:
     """The SDK transport (an async context manager yielding ``(read, write)``) for ``config``."""
     if config.transport == "stdio":
         return stdio_client(stdio_parameters(config), errlog=errlog)
     if config.transport == "http":
-        return _streamable_http(config)
+        return _streamable_http(config, on_session_expired)
     return sse_client(
         config.url or "",
         headers=dict(config.headers) or None,
