@@ -58,6 +58,7 @@ def _usage(data: dict[str, Any] | None) -> Usage:
                 "total_tokens",
                 "cached_tokens",
                 "reasoning_tokens",
+                "cache_write_tokens",
                 "raw",
             )
         }

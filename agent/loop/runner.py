@@ -159,4 +159,5 @@ def total_usage(state: RunState) -> Usage:
         total_tokens=total("total_tokens"),
         cached_tokens=total("cached_tokens"),
         reasoning_tokens=total("reasoning_tokens"),
+        cache_write_tokens=total("cache_write_tokens"),
     )

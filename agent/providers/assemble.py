@@ -164,6 +164,7 @@ def usage_from_openai(data: dict[str, Any]) -> Usage:
         total_tokens=_int(data.get("total_tokens")),
         cached_tokens=cached,
         reasoning_tokens=_dig(data, "completion_tokens_details", "reasoning_tokens"),
+        cache_write_tokens=_dig(data, "prompt_tokens_details", "cache_write_tokens"),
         raw=data,
     )
 
@@ -175,6 +176,7 @@ def usage_from_responses(data: dict[str, Any]) -> Usage:
         total_tokens=_int(data.get("total_tokens")),
         cached_tokens=_dig(data, "input_tokens_details", "cached_tokens"),
         reasoning_tokens=_dig(data, "output_tokens_details", "reasoning_tokens"),
+        cache_write_tokens=_dig(data, "input_tokens_details", "cache_write_tokens"),
         raw=data,
     )
 
@@ -193,5 +195,6 @@ def usage_from_anthropic(data: dict[str, Any]) -> Usage:
         total_tokens=total,
         cached_tokens=_int(data.get("cache_read_input_tokens")),
         reasoning_tokens=None,
+        cache_write_tokens=_int(data.get("cache_creation_input_tokens")),
         raw=data,
     )

@@ -34,8 +34,13 @@ class Usage:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     total_tokens: int | None = None
+    # Prompt tokens read from the provider's prompt cache (part of ``prompt_tokens``).
     cached_tokens: int | None = None
     reasoning_tokens: int | None = None
+    # Prompt tokens written to the provider's prompt cache (part of ``prompt_tokens``; billed above
+    # the base input price by Anthropic: Anthropic ``cache_creation_input_tokens``, OpenRouter and
+    # Azure ``*_tokens_details.cache_write_tokens``).
+    cache_write_tokens: int | None = None
     raw: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -45,6 +50,7 @@ class Usage:
             "total_tokens": self.total_tokens,
             "cached_tokens": self.cached_tokens,
             "reasoning_tokens": self.reasoning_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
             "raw": self.raw,
         }
 

@@ -310,7 +310,13 @@ CASES = [
         ],
         finish="tool_calls",
         finish_raw="tool_use",
-        usage={"prompt_tokens": 656, "completion_tokens": 74, "total_tokens": 730, "cached_tokens": 0},
+        usage={
+            "prompt_tokens": 656,
+            "completion_tokens": 74,
+            "total_tokens": 730,
+            "cached_tokens": 0,
+            "cache_write_tokens": 0,
+        },
         model="claude-haiku-4-5-20251001",
     ),
     Case(
