@@ -1,23 +1,27 @@
 """The workspace file tools: read_file, search_files, write_file, append_file (R-TOOL-1).
 
-File work is blocking I/O, so each call runs in a worker thread; the asyncio loop that also carries
-model streams and MCP sessions never waits on the disk.
+File work is blocking I/O, so each call runs in an abandonable tool thread (``threads.py``); the
+asyncio loop that also carries model streams and MCP sessions never waits on the disk, and a search
+stops itself at its budget. Content search uses RE2 (``google-re2``): matching is linear in the input
+and releases the GIL, so no pattern can stall the process (issue 16, H1); backreferences and
+look-arounds, which need backtracking, are refused with a clear error.
 """
 
 from __future__ import annotations
 
-import asyncio
 import fnmatch
 import os
-import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import re2
+
 from agent.toolbox import ToolContext, ToolInfo, ToolOutcome
 from agent.tools import specs
+from agent.tools.threads import Budget, BudgetExceeded, run_abandonable
 from agent.tools.workspace import (
     ArgumentError,
     SafePath,
@@ -38,6 +42,8 @@ class WorkspaceLimits:
     max_result_chars: int = 60_000  # read_file stops adding lines past this (the rest via offset)
     max_line_chars: int = 2_000  # longer lines are cut in results (marked with an ellipsis)
     max_scanned_files: int = 5_000
+    # A search stops itself at this share of the tool timeout and returns what it found (marked).
+    search_budget_share: float = 0.8
 
 
 class WorkspaceToolbox:
@@ -51,7 +57,7 @@ class WorkspaceToolbox:
     def __init__(self, root: Path, limits: WorkspaceLimits | None = None) -> None:
         self.root = Path(root)
         self.limits = limits or WorkspaceLimits()
-        self._handlers: dict[str, Callable[[Path, dict[str, Any]], dict[str, Any]]] = {
+        self._handlers: dict[str, Callable[[Path, dict[str, Any], Budget], dict[str, Any]]] = {
             "read_file": self._read_file,
             "search_files": self._search_files,
             "write_file": self._write_file,
@@ -73,7 +79,8 @@ class WorkspaceToolbox:
             return ToolOutcome.failure("unknown_tool", f"no built-in file tool named {name!r}")
         try:
             root = self._workspace(ctx)
-            result = await asyncio.to_thread(handler, root, arguments)
+            budget = Budget.of(ctx.timeout * self.limits.search_budget_share)
+            result = await run_abandonable(handler, root, arguments, budget=budget)
         except WorkspaceError as exc:
             return ToolOutcome.failure(exc.code, str(exc))  # type: ignore[arg-type]
         except (KeyError, TypeError, ValueError) as exc:
@@ -90,7 +97,7 @@ class WorkspaceToolbox:
 
     # --- read_file -------------------------------------------------------------------------------
 
-    def _read_file(self, root: Path, args: dict[str, Any]) -> dict[str, Any]:
+    def _read_file(self, root: Path, args: dict[str, Any], budget: Budget) -> dict[str, Any]:
         path = check_path(root, args["path"])
         offset = _int_arg(args, "offset", 1, 1, None)
         limit = _int_arg(args, "limit", 500, 1, 2000)
@@ -129,61 +136,68 @@ class WorkspaceToolbox:
 
     # --- search_files ----------------------------------------------------------------------------
 
-    def _search_files(self, root: Path, args: dict[str, Any]) -> dict[str, Any]:
+    def _search_files(self, root: Path, args: dict[str, Any], budget: Budget) -> dict[str, Any]:
         start = check_path(root, args.get("path") or ".")
         pattern = str(args["pattern"])
         target = args.get("target", "files")
         limit = _int_arg(args, "limit", 50, 1, 500)
         if not pattern or len(pattern) > 200:
             raise ArgumentError("pattern must be 1-200 characters")
-        if target == "files":
-            matches, truncated = self._find_files(start, pattern, limit)
-        elif target == "content":
-            try:
-                regex = re.compile(pattern)
-            except re.error as exc:
-                raise ArgumentError(f"invalid regular expression {pattern!r}: {exc}") from None
-            matches, truncated = self._grep(start, regex, limit)
-        else:
-            raise ArgumentError("target must be 'files' or 'content'")
+        matches: list[dict[str, Any]] = []
+        try:
+            if target == "files":
+                truncated = self._find_files(start, pattern, limit, matches, budget)
+            elif target == "content":
+                truncated = self._grep(start, compile_pattern(pattern), limit, matches, budget)
+            else:
+                raise ArgumentError("target must be 'files' or 'content'")
+        except BudgetExceeded:
+            note = f"search stopped after {self.limits.search_budget_share:.0%} of the tool's time limit"
+            return {"success": True, "matches": matches, "count": len(matches), "truncated": True,
+                    "note": note + "; narrow the path or the pattern"}
         return {"success": True, "matches": matches, "count": len(matches), "truncated": truncated}
 
-    def _walk(self, start: SafePath):
+    def _walk(self, start: SafePath, budget: Budget):
         """Yield (relative path, name, dir_fd) of regular files under ``start``, links skipped."""
         scanned = 0
         with open_dir(start) as top:
             for dirpath, _dirs, files, dir_fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
                 for name in sorted(files):
+                    budget.check()
                     scanned += 1
                     if scanned > self.limits.max_scanned_files:
                         return
                     rel = os.path.normpath(os.path.join(dirpath, name))
                     yield rel, name, dir_fd
 
-    def _find_files(self, start: SafePath, pattern: str, limit: int) -> tuple[list[dict[str, Any]], bool]:
-        matches: list[dict[str, Any]] = []
-        for rel, name, dir_fd in self._walk(start):
+    def _find_files(
+        self, start: SafePath, pattern: str, limit: int, matches: list[dict[str, Any]], budget: Budget
+    ) -> bool:
+        for rel, name, dir_fd in self._walk(start, budget):
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             if not stat.S_ISREG(st.st_mode):
                 continue
             if fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(rel, pattern):
                 if len(matches) >= limit:
-                    return matches, True
+                    return True
                 matches.append({"path": _join(start, rel)})
-        return matches, False
+        return False
 
-    def _grep(self, start: SafePath, regex: re.Pattern[str], limit: int) -> tuple[list[dict[str, Any]], bool]:
-        matches: list[dict[str, Any]] = []
-        for rel, name, dir_fd in self._walk(start):
+    def _grep(
+        self, start: SafePath, regex: Any, limit: int, matches: list[dict[str, Any]], budget: Budget
+    ) -> bool:
+        for rel, name, dir_fd in self._walk(start, budget):
             text = self._read_text_at(name, dir_fd)
             if text is None:
                 continue
             for number, line in enumerate(text.splitlines(), start=1):
+                if number % 256 == 0:
+                    budget.check()
                 if regex.search(line[: self.limits.max_line_chars]):
                     if len(matches) >= limit:
-                        return matches, True
+                        return True
                     matches.append({"path": _join(start, rel), "line": number, "text": self._cut_line(line)})
-        return matches, False
+        return False
 
     def _read_text_at(self, name: str, dir_fd: int) -> str | None:
         try:
@@ -213,13 +227,13 @@ class WorkspaceToolbox:
             )
         return data
 
-    def _write_file(self, root: Path, args: dict[str, Any]) -> dict[str, Any]:
+    def _write_file(self, root: Path, args: dict[str, Any], budget: Budget) -> dict[str, Any]:
         path = check_path(root, args["path"])
         data = self._encode(args)
         replace_file(path, data)
         return {"success": True, "path": path.relative, "bytes_written": len(data)}
 
-    def _append_file(self, root: Path, args: dict[str, Any]) -> dict[str, Any]:
+    def _append_file(self, root: Path, args: dict[str, Any], budget: Budget) -> dict[str, Any]:
         path = check_path(root, args["path"])
         data = self._encode(args)
         fd, st = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, create_parents=True)
@@ -229,6 +243,22 @@ class WorkspaceToolbox:
             fh.write(data)
             size = fh.tell()
         return {"success": True, "path": path.relative, "bytes_written": len(data), "size": size}
+
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a bad pattern is the model's error, reported to it, not logged
+
+
+def compile_pattern(pattern: str) -> Any:
+    """The model's regular expression, compiled by RE2 (linear time; no backreferences)."""
+    try:
+        return re2.compile(pattern, options=_RE2_OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+        raise ArgumentError(
+            f"invalid regular expression {pattern!r}: {reason} "
+            "(RE2 syntax: no backreferences or look-arounds)"
+        ) from None
 
 
 def _join(start: SafePath, rel: str) -> str:

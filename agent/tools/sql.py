@@ -19,6 +19,7 @@ import asyncio
 import base64
 import datetime as dt
 import decimal
+import json
 import sqlite3
 import time
 import uuid
@@ -32,6 +33,12 @@ from agent.tools import specs
 
 MAX_SQL_CHARS = 20_000
 MAX_LIMIT = 1000
+# Size caps enforced while fetching (issue 16, M3): one value, and the whole result as JSON.
+MAX_VALUE_BYTES = 1024 * 1024
+MAX_RESULT_BYTES = 256 * 1024
+# Functions no answer needs and that reveal the process (fts3_tokenizer returns a native pointer, L11)
+# or touch files (the CLI's readfile/writefile/edit, should an extension provide them).
+DENIED_SQLITE_FUNCTIONS = frozenset({"fts3_tokenizer", "load_extension", "readfile", "writefile", "edit"})
 
 
 class QueryRefused(Exception):
@@ -47,6 +54,7 @@ class QueryResult:
     columns: list[str]
     rows: list[dict[str, Any]]
     truncated: bool
+    note: str | None = None
 
 
 class SqlBackend(Protocol):
@@ -75,10 +83,20 @@ def json_value(value: Any) -> Any:
     return str(value)
 
 
-def rows_to_result(columns: list[str], raw_rows: list[tuple[Any, ...]], limit: int) -> QueryResult:
-    truncated = len(raw_rows) > limit
-    rows = [{c: json_value(v) for c, v in zip(columns, row, strict=False)} for row in raw_rows[:limit]]
-    return QueryResult(columns=columns, rows=rows, truncated=truncated)
+def rows_to_result(
+    columns: list[str], raw_rows: list[tuple[Any, ...]], limit: int, *, max_bytes: int = MAX_RESULT_BYTES
+) -> QueryResult:
+    """Rows as JSON values: at most ``limit`` rows and ``max_bytes`` of JSON, saying where it was cut."""
+    rows: list[dict[str, Any]] = []
+    size = 0
+    for row in raw_rows[:limit]:
+        item = {c: json_value(v) for c, v in zip(columns, row, strict=False)}
+        size += len(json.dumps(item, ensure_ascii=False, default=str).encode())
+        if size > max_bytes:
+            note = f"truncated at {max_bytes} bytes: {len(rows)} rows fit; select fewer columns or rows"
+            return QueryResult(columns=columns, rows=rows, truncated=True, note=note)
+        rows.append(item)
+    return QueryResult(columns=columns, rows=rows, truncated=len(raw_rows) > limit)
 
 
 class SqlToolbox:
@@ -121,6 +139,8 @@ class SqlToolbox:
             "count": len(result.rows),
             "truncated": result.truncated,
         }
+        if result.note:
+            body["note"] = result.note
         return ToolOutcome.success(body, truncated=result.truncated)
 
 
@@ -137,6 +157,8 @@ _ALLOWED_ACTIONS = frozenset(
 
 
 def _authorizer(action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
+    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in DENIED_SQLITE_FUNCTIONS:
+        return sqlite3.SQLITE_DENY
     return sqlite3.SQLITE_OK if action in _ALLOWED_ACTIONS else sqlite3.SQLITE_DENY
 
 
@@ -156,6 +178,8 @@ class SqliteBackend:
         uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA query_only = ON")
+        # No string or blob over the cap can even be built (randomblob(4e8) fails instead of using GBs).
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
         conn.set_authorizer(_authorizer)  # installed last: from here on even PRAGMA is denied
         return conn
 
@@ -172,6 +196,9 @@ class SqliteBackend:
             if "interrupted" in str(exc):
                 raise QueryTimeout(f"query stopped after {self.timeout:g} s") from None
             raise QueryRefused(f"query refused: {exc}") from None
+        except sqlite3.DataError as exc:
+            cap = f"values are limited to {MAX_VALUE_BYTES} bytes"
+            raise QueryRefused(f"query refused: {exc} ({cap})") from None
         except (sqlite3.DatabaseError, sqlite3.ProgrammingError, sqlite3.Warning) as exc:
             raise QueryRefused(f"query refused: {exc}") from None
         finally:

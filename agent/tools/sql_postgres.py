@@ -16,7 +16,7 @@ from psycopg import sql as pgsql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from agent.tools.demo_data import ORDERS, USERS
-from agent.tools.sql import QueryRefused, QueryResult, QueryTimeout, rows_to_result
+from agent.tools.sql import MAX_VALUE_BYTES, QueryRefused, QueryResult, QueryTimeout, rows_to_result
 
 DEMO_SCHEMA = "clearloop_demo"
 DEMO_ROLE = "clearloop_demo_reader"
@@ -128,6 +128,24 @@ def _grant(conn: psycopg.Connection, role: str, timeout_ms: int) -> None:
         )
 
 
+# The model's statement runs as a subquery so that each row's size is measured by the server before
+# anything is sent (issue 16, M3): a row over the cap comes back as NULLs with "over" set, so the worker
+# never receives it. Data-modifying statements are a syntax error in this position, which only adds to
+# the read-only layers above. The lateral join keeps the subquery's row order (a nested loop over it).
+# The model's SQL is the input by design (S608): the role and the read-only transaction confine it.
+_CAPPED = (
+    'SELECT v.*, pg_column_size(q.*) > {cap} AS "clearloop row over cap" FROM (\n{sql}\n) AS q '  # noqa: S608
+    "LEFT JOIN LATERAL (SELECT q.* WHERE pg_column_size(q.*) <= {cap}) AS v ON true LIMIT {limit}"
+)
+
+
+def capped_statement(sql: str, limit: int, cap: int = MAX_VALUE_BYTES) -> str:
+    body = sql.strip()
+    while body.endswith(";"):
+        body = body[:-1].rstrip()
+    return _CAPPED.format(sql=body, cap=int(cap), limit=int(limit) + 1)
+
+
 class PostgresBackend:
     """Runs each query on a fresh connection as the reader role (async psycopg)."""
 
@@ -157,13 +175,17 @@ class PostgresBackend:
             # A transaction-level snapshot before the model's statement: a leading
             # "SET TRANSACTION READ WRITE" is then refused ("must be set before any query").
             await conn.execute("SELECT 1")
-            cur = await conn.execute(sql, prepare=True)  # type: ignore[arg-type]
+            cur = await conn.execute(capped_statement(sql, limit), prepare=True)  # type: ignore[arg-type]
             tag = (cur.statusmessage or "").split(" ", 1)[0].upper()
             if tag != "SELECT":
                 # Nothing this could do outlives the rollback below; saying so keeps the model honest.
                 raise QueryRefused(f"only SELECT statements are allowed (this was {tag or 'not a query'})")
-            columns = [d.name for d in cur.description or ()]
+            columns = [d.name for d in cur.description or ()][:-1]
             raw = await cur.fetchmany(limit + 1) if cur.description else []
+            if any(row[-1] for row in raw):
+                too_big = f"a row is larger than {MAX_VALUE_BYTES} bytes; select less"
+                raise QueryRefused(f"query refused: {too_big}")
+            raw = [row[:-1] for row in raw]
         except psycopg.errors.QueryCanceled:
             raise QueryTimeout(f"query stopped after {self.timeout_ms} ms") from None
         except psycopg.Error as exc:
