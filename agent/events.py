@@ -88,6 +88,19 @@ class ToolCallChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolProgress:
+    """Ephemeral. A running call reported progress (MCP ``notifications/progress``); throttled."""
+
+    round_index: int
+    index: int
+    call_id: str
+    name: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ApprovalRequested:
     """Durable. The run stops here and holds no worker until a decision is recorded (R-RUN-3)."""
 
@@ -131,6 +144,7 @@ Event = (
     | ToolCallDelta
     | RoundFinished
     | ToolCallChanged
+    | ToolProgress
     | ApprovalRequested
     | ContextCompressed
     | RunFinished

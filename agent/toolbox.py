@@ -7,6 +7,7 @@ policy check happen in the loop, before ``execute`` is ever called (R-LOOP-4).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -60,13 +61,23 @@ class ToolOutcome:
         return cls(ok=False, content=None, code=code, error=error, retry_after=retry_after)
 
 
+# progress(progress, total, message): the tool is working; the loop pushes its deadline back.
+ProgressFn = Callable[[float, float | None, "str | None"], Awaitable[None]]
+
+
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """Per-run facts a tool may need (never database ids of the host's own models)."""
+    """Per-run facts a tool may need (never database ids of the host's own models).
+
+    ``timeout`` is the time allowed without a sign of life; a tool that reports ``progress`` may run
+    up to ``max_timeout`` in all. The loop gives each call its own context with ``progress`` set.
+    """
 
     run_key: str
     workspace: str | None = None
     timeout: float = 60.0
+    max_timeout: float | None = None
+    progress: ProgressFn | None = None
 
 
 class Toolbox(Protocol):

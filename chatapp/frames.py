@@ -15,6 +15,7 @@ _TYPE_NAMES = {
     ev.ToolCallDelta: "tool_call_delta",
     ev.RoundFinished: "round_finished",
     ev.ToolCallChanged: "tool_call",
+    ev.ToolProgress: "tool_progress",
     ev.ApprovalRequested: "approval_requested",
     ev.ContextCompressed: "context_compressed",
     ev.RunFinished: "run_finished",

@@ -156,6 +156,8 @@ MAX_MESSAGE_BYTES = env_int("CLEARLOOP_MAX_MESSAGE_BYTES", 100_000, minimum=1)
 RUN_MAX_DELIVERIES = env_int("CLEARLOOP_RUN_MAX_DELIVERIES", 3, minimum=1)
 RUN_SWEEP_SECONDS = env_int("CLEARLOOP_RUN_SWEEP_SECONDS", 60, minimum=1)
 RUN_LEASE_SECONDS = env_int("CLEARLOOP_RUN_LEASE_SECONDS", 120, minimum=2)
+# A tool call that reports progress may run this long in all (each report allows another idle period).
+TOOL_MAX_SECONDS = env_int("CLEARLOOP_TOOL_MAX_SECONDS", 600, minimum=1)
 STREAM_COALESCE_MS = env_int("CLEARLOOP_STREAM_COALESCE_MS", 30, minimum=0)
 WORKSPACE_ROOT = Path(env_str("CLEARLOOP_WORKSPACE_ROOT", str(DATA_DIR / "workspaces")) or "").resolve()
 FIELD_ENCRYPTION_KEY = env_str("CLEARLOOP_ENCRYPTION_KEY")

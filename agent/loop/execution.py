@@ -9,14 +9,17 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from dataclasses import replace
 
+from agent.deadline import Deadline
+from agent.events import ToolProgress
 from agent.loop.emit import call_changed, emit
 from agent.loop.guards import repeated_failure
 from agent.loop.results import REPEATED_ERROR_HINT, error_content, success_content
 from agent.loop.settings import LoopSettings
 from agent.sink import Sink
 from agent.state import RunState, ToolCallRecord
-from agent.toolbox import Toolbox, ToolContext, ToolInfo, ToolOutcome
+from agent.toolbox import ProgressFn, Toolbox, ToolContext, ToolInfo, ToolOutcome
 
 
 async def execute_calls(
@@ -29,34 +32,92 @@ async def execute_calls(
 ) -> None:
     if not records:
         return
-    ctx = ToolContext(run_key=state.run_key, workspace=settings.workspace, timeout=settings.tool_timeout)
+    ctx = ToolContext(
+        run_key=state.run_key,
+        workspace=settings.workspace,
+        timeout=settings.tool_timeout,
+        max_timeout=settings.tool_timeout_max,
+    )
     async with asyncio.TaskGroup() as group:
         for record in records:
             group.create_task(_run_one(state, record, tools[record.name], toolbox, sink, settings, ctx))
 
 
 async def invoke(
-    toolbox: Toolbox, name: str, arguments: dict, ctx: ToolContext, timeout: float
+    toolbox: Toolbox,
+    name: str,
+    arguments: dict,
+    ctx: ToolContext,
+    timeout: float,
+    max_timeout: float | None = None,
+    on_progress: ProgressFn | None = None,
 ) -> ToolOutcome:
+    """Run one call under a deadline that the tool's progress reports push back (up to ``max_timeout``)."""
+    deadline = Deadline(timeout, max_timeout)
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        deadline.extend()
+        if on_progress is not None:
+            await on_progress(value, total, message)
+
+    call_ctx = replace(ctx, timeout=timeout, max_timeout=deadline.hard, progress=progress)
     try:
-        async with asyncio.timeout(timeout):
-            return await toolbox.execute(name, arguments, ctx)
+        async with deadline.running():
+            return await toolbox.execute(name, arguments, call_ctx)
     except TimeoutError:
-        return ToolOutcome.failure("timeout", f"{name} did not answer within {timeout:g} s")
+        return ToolOutcome.failure("timeout", f"{name} did not answer within {deadline.describe()}")
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - a tool bug must reach the model as a tool error, not kill the run
         return ToolOutcome.failure("execution_error", f"{type(exc).__name__}: {exc}")
 
 
+def progress_reporter(
+    state: RunState, record: ToolCallRecord, sink: Sink, settings: LoopSettings
+) -> ProgressFn:
+    """Publishes a call's progress as ``ToolProgress``, at most once per ``progress_interval``."""
+    last = [float("-inf")]
+
+    async def report(value: float, total: float | None, message: str | None) -> None:
+        now = time.monotonic()
+        finished = total is not None and value >= total
+        if now - last[0] < settings.progress_interval and not finished:
+            return
+        last[0] = now
+        event = ToolProgress(
+            round_index=record.round_index,
+            index=record.index,
+            call_id=record.call_id,
+            name=record.name,
+            progress=value,
+            total=total,
+            message=message[:200] if message else None,
+        )
+        await emit(state, sink, event)
+
+    return report
+
+
 async def _with_rate_limit_retries(
-    toolbox: Toolbox, record: ToolCallRecord, ctx: ToolContext, settings: LoopSettings
+    toolbox: Toolbox,
+    record: ToolCallRecord,
+    ctx: ToolContext,
+    settings: LoopSettings,
+    on_progress: ProgressFn,
 ) -> tuple[ToolOutcome, int]:
     arguments = json.loads(record.arguments or "{}")
     tries = 0
     while True:
         tries += 1
-        outcome = await invoke(toolbox, record.name, arguments, ctx, settings.tool_timeout)
+        outcome = await invoke(
+            toolbox,
+            record.name,
+            arguments,
+            ctx,
+            settings.tool_timeout,
+            settings.tool_timeout_max,
+            on_progress,
+        )
         if outcome.ok or outcome.code != "rate_limited" or tries > settings.rate_limit_retries:
             return outcome, tries
         wait = outcome.retry_after if outcome.retry_after is not None else 1.0
@@ -80,7 +141,8 @@ async def _run_one(
         state, sink, call_changed(record, "running", attempts=attempts, risk=info.risk, server=info.server)
     )
     started = time.monotonic()
-    outcome, tries = await _with_rate_limit_retries(toolbox, record, ctx, settings)
+    reporter = progress_reporter(state, record, sink, settings)
+    outcome, tries = await _with_rate_limit_retries(toolbox, record, ctx, settings, reporter)
     duration_ms = (time.monotonic() - started) * 1000
     running = state.calls[record.key]
     if outcome.ok:

@@ -13,7 +13,10 @@ class LoopSettings:
     max_iterations: int = 10  # model rounds before the guard forces a final answer (R-LOOP-1)
     max_same_tool: int = 3  # executions of one tool per run (R-LOOP-6, 004 §7.4)
     max_continuations: int = 3  # finish_reason length on plain text (R-LOOP-3)
-    tool_timeout: float = 60.0  # seconds, per call
+    tool_timeout: float = 60.0  # seconds per call without a sign of life
+    # A call that reports progress gets another tool_timeout after each report, up to this in all.
+    tool_timeout_max: float = 600.0
+    progress_interval: float = 0.5  # seconds: at most one progress event per call this often
     rate_limit_retries: int = 2  # a rate-limited tool is retried this many times (R-LOOP-5)
     max_rate_limit_wait: float = 30.0  # seconds; a longer retry_after is not waited for
     round_retries: int = 1  # extra attempts of a round after a retryable provider error

@@ -22,10 +22,12 @@ from mcp import MCPError
 from mcp.types import CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource
 from pydantic import ValidationError
 
+from agent.deadline import Deadline
 from agent.mcp.catalogue import Catalogue, build_catalogue
 from agent.mcp.config import McpServerConfig
 from agent.mcp.connection import Backoff, ServerConnection
 from agent.mcp.errors import (
+    CallTimeoutError,
     ConnectionLostError,
     McpError,
     RemoteError,
@@ -33,6 +35,7 @@ from agent.mcp.errors import (
     UnknownServerError,
     from_sdk_error,
 )
+from agent.toolbox import ProgressFn
 
 log = logging.getLogger(__name__)
 
@@ -204,15 +207,43 @@ class McpPool:
         return catalogue
 
     async def call_tool(
-        self, name: str, tool: str, arguments: dict[str, Any], *, timeout: float | None = None
+        self,
+        name: str,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        max_timeout: float | None = None,
+        on_progress: ProgressFn | None = None,
     ) -> CallToolResult:
-        """``tools/call``; raises ``CallTimeoutError``, ``ConnectionLostError``, ``RemoteError`` ..."""
-        seconds = timeout if timeout is not None else self.config(name).call_timeout
-        result = await self._request(
-            name,
-            f"tools/call {tool}",
-            lambda c: c.call_tool(tool, arguments, read_timeout_seconds=seconds),
-        )
+        """``tools/call``; raises ``CallTimeoutError``, ``ConnectionLostError``, ``RemoteError`` ...
+
+        The call asks for progress (``_meta.progressToken``); each report gives it another
+        ``timeout`` seconds, up to ``max_timeout`` in all, and is passed on to ``on_progress``.
+        When the deadline passes the SDK is cancelled, which sends ``notifications/cancelled``.
+        """
+        deadline = Deadline(timeout if timeout is not None else self.config(name).call_timeout, max_timeout)
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            deadline.extend()
+            if on_progress is not None:
+                await on_progress(value, total, message)
+
+        def send(client: Any) -> Any:
+            # The SDK's own clock is the backstop at the hard maximum; ours is the idle one.
+            return client.call_tool(
+                tool, arguments, read_timeout_seconds=deadline.hard + 5, progress_callback=progress
+            )
+
+        try:
+            async with deadline.running():
+                result = await self._request(name, f"tools/call {tool}", send)
+        except TimeoutError:
+            raise CallTimeoutError(
+                name,
+                f"tools/call {tool} did not answer within {deadline.describe()}; "
+                "the server was asked to cancel it",
+            ) from None
         self._conns[name].backoff.reset()
         return result
 

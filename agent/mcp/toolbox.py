@@ -182,9 +182,16 @@ class McpToolbox:
         config = self.pool.config(entry.server)
         timeout = min(ctx.timeout, config.call_timeout) if ctx.timeout else config.call_timeout
         try:
-            result = await self.pool.call_tool(entry.server, entry.remote_name, arguments, timeout=timeout)
+            result = await self.pool.call_tool(
+                entry.server,
+                entry.remote_name,
+                arguments,
+                timeout=timeout,
+                max_timeout=ctx.max_timeout,
+                on_progress=ctx.progress,
+            )
         except CallTimeoutError as exc:
-            return ToolOutcome.failure("timeout", f"{exc.detail} (after {timeout:g} s)")
+            return ToolOutcome.failure("timeout", exc.detail)
         except ConnectionLostError as exc:
             read_only = config.trusted and entry.annotations.get("readOnlyHint") is True
             if read_only:

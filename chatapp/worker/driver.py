@@ -47,6 +47,7 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
             # The recorder asks the database at most every 0.25 s, so a check at every stream event is
             # cheap; the default (every 32 events) let a slow model run on for seconds after a stop.
             cancel_check_every=1,
+            tool_timeout_max=float(settings.TOOL_MAX_SECONDS),
         )
         agent = asyncio.create_task(
             run_agent(ctx.state, provider, toolbox, recorder, loop_settings, build_policy(ctx, runtime))

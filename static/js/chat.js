@@ -26,14 +26,44 @@
     if (el) el.textContent = text;
   }
 
+  // The latest progress a running tool reported, per run ("42 %, indexing"); shown with the timer.
+  const progressText = {};
   function startTimer(run, label) {
     stopTimer(run);
     const started = Date.now();
-    const tick = function () { setWaiting(run, label + " for " + Math.round((Date.now() - started) / 1000) + " s…"); };
+    const tick = function () {
+      const seconds = Math.round((Date.now() - started) / 1000);
+      const done = progressText[run];
+      setWaiting(run, done ? label + ": " + done + "… (" + seconds + " s)" : label + " for " + seconds + " s…");
+    };
     tick();
-    timers[run] = setInterval(tick, 1000);
+    timers[run] = { interval: setInterval(tick, 1000), tick: tick };
   }
-  function stopTimer(run) { if (timers[run]) { clearInterval(timers[run]); delete timers[run]; } }
+  function stopTimer(run) {
+    if (timers[run]) { clearInterval(timers[run].interval); delete timers[run]; }
+    delete progressText[run];
+  }
+
+  function describeProgress(data) {
+    let text;
+    if (typeof data.total === "number" && data.total > 0) {
+      text = Math.min(100, Math.round((100 * data.progress) / data.total)) + " %";
+    } else {
+      text = "step " + data.progress;
+    }
+    if (data.message) text += ", " + String(data.message).replace(/[.…\s]+$/, "");
+    return text;
+  }
+
+  function applyProgress(run, data) {
+    const text = describeProgress(data);
+    if (!timers[run]) startTimer(run, "Tool " + data.name + " running");
+    progressText[run] = text;
+    timers[run].tick();
+    const el = runEl(run);
+    const holder = el && el.querySelector('[data-call="' + CSS.escape(data.call_id) + '"] [data-role=call-progress]');
+    if (holder) holder.textContent = text;
+  }
 
   function fetchFragment(run) {
     return fetch("/runs/" + run + "/fragment/", { headers: { "HX-Request": "true" }, credentials: "same-origin" })
@@ -93,6 +123,8 @@
       setWaiting(run, data.kind === "continuation" ? "Continuing the answer…" : "Thinking…");
     } else if (frame.type === "tool_call") {
       applyToolCall(run, data);
+    } else if (frame.type === "tool_progress") {
+      applyProgress(run, data);
     } else if (frame.type === "approval_requested") {
       setWaiting(run, "Waiting for an admin's approval…");
       const badge = part(run, "status"); if (badge) badge.textContent = "Awaiting approval";
