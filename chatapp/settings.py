@@ -13,6 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
 from chatapp.env import env_bool, env_float, env_int, env_list, env_origins, env_str, env_url
+from chatapp.env_providers import anthropic_provider, openai_provider
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("CLEARLOOP_DATA_DIR", str(BASE_DIR / "data")) or "data").resolve()
@@ -171,6 +172,12 @@ if OPENAI_API not in ("chat", "responses"):
 ANTHROPIC_BASE_URL = env_url("ANTHROPIC_BASE_URL", "https://api.anthropic.com", schemes=("http", "https"))
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY")
 ANTHROPIC_MODEL = env_str("ANTHROPIC_MODEL")
+# Knobs of the environment providers (README, "Provider knobs"); checked here, written by
+# services.providers.ensure_env_providers.
+OPENAI_PROVIDER = (
+    openai_provider(OPENAI_BASE_URL or "", OPENAI_API, OPENAI_MODEL or "") if OPENAI_MODEL else None
+)
+ANTHROPIC_PROVIDER = anthropic_provider(ANTHROPIC_MODEL) if ANTHROPIC_MODEL else None
 
 # --- auth, static, security ------------------------------------------------------------------
 LOGIN_URL = "login"

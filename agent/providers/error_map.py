@@ -33,6 +33,7 @@ from agent.providers.errors import (
     ProviderError,
     QuotaExceeded,
     RateLimited,
+    StalledStream,
     TransientUpstream,
 )
 
@@ -196,7 +197,11 @@ def map_response_error(response: httpx.Response) -> ProviderError:
 def map_transport_error(exc: httpx.HTTPError, idle_timeout: float) -> ProviderError:
     """httpx failures: all of them are the network or the server, so all are transient."""
     if isinstance(exc, httpx.ReadTimeout):
-        return TransientUpstream(f"stalled: no bytes from the provider for {idle_timeout:g} s")
+        return StalledStream(
+            f"stalled: no bytes from the provider for {idle_timeout:g} s (not retried: the provider may "
+            "already be generating and billing the answer; raise the provider's idle timeout if its "
+            "model thinks silently for longer)"
+        )
     if isinstance(exc, httpx.TimeoutException):
         return TransientUpstream(f"timed out: {type(exc).__name__}")
     if isinstance(exc, httpx.DecodingError):

@@ -5,7 +5,8 @@
     ├── QuotaExceeded          insufficient_quota, credit exhausted            -- never retried
     ├── AuthenticationFailed   401 / 403                                       -- never retried
     ├── ContextTooLong         context_length_exceeded and friends (R-CTX-3)   -- never retried
-    ├── TransientUpstream      5xx, 529 overloaded, connection reset, stalled stream -- retryable
+    ├── TransientUpstream      5xx, 529 overloaded, connection reset            -- retryable
+    │   └── StalledStream      no byte for idle_timeout s                      -- never retried
     ├── BadRequest             any other 4xx                                   -- never retried
     └── MalformedStream        bytes that do not follow the protocol; stream ended early
 
@@ -69,6 +70,18 @@ class ContextTooLong(ProviderError):
 class TransientUpstream(ProviderError):
     code = "transient_upstream"
     retryable = True
+
+
+class StalledStream(TransientUpstream):
+    """The provider went silent for longer than the idle timeout.
+
+    Not retried, by the adapter or by the loop: the request was accepted, so the provider may be
+    generating (a reasoning model thinks silently) and billing it; each retry would be another
+    billed attempt. The remedy is a longer idle timeout for the provider, which the message names.
+    """
+
+    code = "stalled"
+    retryable = False
 
 
 class BadRequest(ProviderError):

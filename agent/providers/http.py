@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Protocol
 
 import httpx
 
+from agent.providers import knobs
 from agent.providers.error_map import extract_error, map_error, map_response_error, map_transport_error
 from agent.providers.errors import MalformedStream, ProviderError, TransientUpstream
 from agent.providers.profiles import Capabilities
@@ -60,6 +61,8 @@ class HttpProvider:
     ) -> None:
         self.settings = settings
         self.capabilities = capabilities
+        self.idle_timeout = settings.idle_timeout or capabilities.default_idle_timeout
+        self.total_timeout = settings.total_timeout or capabilities.default_total_timeout
         self._http = http
         self._sleep = sleep
         self.retry = RetryPolicy(
@@ -98,13 +101,23 @@ class HttpProvider:
         raise NotImplementedError
 
     # -- shared ---------------------------------------------------------------------------------
+    @property
+    def max_output_tokens(self) -> int | None:
+        """The admin's output limit, else the preset's default (sized for thinking models)."""
+        return self.settings.max_output_tokens or self.capabilities.default_max_output_tokens
+
+    def payload(self, request: ModelRequest) -> dict[str, Any]:
+        """The adapter's body plus the provider's knobs and extra body: what is actually sent."""
+        body = self.build_payload(request)
+        return knobs.apply(body, self.settings.knobs, self.capabilities, self.settings.extra_body)
+
     def describe_request(self, request: ModelRequest) -> dict[str, Any]:
         """The request ``stream(request)`` sends, secrets removed: for the trace (R-MSG-2)."""
         described = {
             "method": "POST",
             "url": self.url(),
             "headers": {**self.settings.extra_headers, **self.protocol_headers()},
-            "body": self.build_payload(request),
+            "body": self.payload(request),
         }
         return redact_request(described, [self.settings.api_key] if self.settings.api_key else [])
 
@@ -115,15 +128,15 @@ class HttpProvider:
         return headers
 
     def _timeout(self) -> httpx.Timeout:
-        total = self.settings.total_timeout
+        total = self.total_timeout
         # Without a stream no byte comes until the whole answer is ready: only the total applies.
-        read = min(self.settings.idle_timeout, total) if self.capabilities.stream else total
+        read = min(self.idle_timeout, total) if self.capabilities.stream else total
         return httpx.Timeout(
             connect=min(10.0, total), read=read, write=min(30.0, total), pool=min(30.0, total)
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        payload = self.build_payload(request)
+        payload = self.payload(request)
         attempt = 0
         while True:
             yielded = False
@@ -140,7 +153,7 @@ class HttpProvider:
             await self._sleep(delay)
 
     async def _attempt(self, payload: dict[str, Any]) -> AsyncIterator[ModelEvent]:
-        deadline = time.monotonic() + self.settings.total_timeout
+        deadline = time.monotonic() + self.total_timeout
         try:
             if not self.capabilities.stream:
                 for event in await self._complete_once(payload):
@@ -163,11 +176,11 @@ class HttpProvider:
                 for event in accumulator.finish():
                     yield event
         except httpx.HTTPError as exc:
-            raise map_transport_error(exc, self.settings.idle_timeout) from exc
+            raise map_transport_error(exc, self.idle_timeout) from exc
 
     async def _complete_once(self, payload: dict[str, Any]) -> list[ModelEvent]:
         try:
-            async with asyncio.timeout(self.settings.total_timeout):
+            async with asyncio.timeout(self.total_timeout):
                 response = await self._http.post(
                     self.url(), json=payload, headers=self._headers(), timeout=self._timeout()
                 )

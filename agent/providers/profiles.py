@@ -32,8 +32,18 @@ class Capabilities:
     stream: bool = True
     # Without it, developer messages go out as system messages.
     developer_role: bool = False
-    # Anthropic requires max_tokens; used when neither the request nor the settings give one.
+    # The output limit when the admin sets none. Thinking counts against it on every provider that
+    # thinks, so it is sized for a thinking model (see docs/providers.md, "Provider knobs").
     default_max_output_tokens: int | None = None
+    # Which provider knobs (knobs.KNOBS) the preset maps, and to which wire shape (knobs.STYLES).
+    knobs: frozenset[str] = frozenset()
+    knob_style: str = ""
+    # Seconds without a byte before a stream counts as stalled. Reasoning models can stay silent for
+    # minutes before their first byte (providers.md review §4), so hosted presets wait long.
+    default_idle_timeout: float = 300.0
+    default_total_timeout: float = 1800.0
+    # The window when the admin gives none; None = the admin must say (or the server is asked).
+    default_context_window: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +53,14 @@ class Preset:
     model_rules: tuple[tuple[str, dict[str, Any]], ...] = field(default_factory=tuple)
 
 
-# OpenAI's reasoning models (o-series, gpt-5) reject a temperature other than the default.
-_OPENAI_REASONING = (r"^(o\d|gpt-5)", {"send_temperature": False})
+# OpenAI's reasoning models (o-series, gpt-5) reject a temperature other than the default, and
+# spend part of max_completion_tokens on reasoning: they get a larger default limit.
+_OPENAI_REASONING = (r"^(o\d|gpt-5)", {"send_temperature": False, "default_max_output_tokens": 32_000})
+
+_EFFORT = frozenset({"reasoning_effort"})
+_THINKING = frozenset({"thinking", "thinking_budget"})
+# Local servers: a model may first be loaded from disk, and CPU prompt processing is slow.
+_LOCAL = {"default_idle_timeout": 600.0}
 
 PRESETS: dict[str, Preset] = {
     "openai": Preset(
@@ -54,20 +70,91 @@ PRESETS: dict[str, Preset] = {
             send_n=True,
             send_parallel_tool_calls=True,
             developer_role=True,
+            default_max_output_tokens=16_384,
+            knobs=_EFFORT,
+            knob_style="openai",
         ),
         (_OPENAI_REASONING,),
     ),
     # DeepSeek: no n, no parallel_tool_calls field; the reasoner ignores temperature.
-    "deepseek": Preset(Capabilities(kind="openai_chat"), ((r"reasoner", {"send_temperature": False}),)),
-    "qwen": Preset(Capabilities(kind="openai_chat", send_parallel_tool_calls=True)),
+    "deepseek": Preset(
+        Capabilities(
+            kind="openai_chat",
+            default_max_output_tokens=32_000,
+            knobs=_EFFORT | {"thinking"},
+            knob_style="deepseek",
+        ),
+        ((r"reasoner", {"send_temperature": False}),),
+    ),
+    "qwen": Preset(
+        Capabilities(
+            kind="openai_chat",
+            send_parallel_tool_calls=True,
+            default_max_output_tokens=16_384,
+            knobs=_THINKING,
+            knob_style="qwen",
+        )
+    ),
     # vLLM logs that parallel_tool_calls "will be ignored"; n works.
-    "vllm": Preset(Capabilities(kind="openai_chat", send_n=True)),
+    "vllm": Preset(
+        Capabilities(
+            kind="openai_chat",
+            send_n=True,
+            default_max_output_tokens=16_384,
+            knobs=_EFFORT | {"thinking"},
+            knob_style="vllm",
+            **_LOCAL,
+        )
+    ),
     # llama.cpp: "Only one completion choice is allowed".
-    "llamacpp": Preset(Capabilities(kind="openai_chat", send_parallel_tool_calls=True)),
-    # Ollama ignores tool_choice and n and has no parallel_tool_calls field.
-    "ollama": Preset(Capabilities(kind="openai_chat", send_tool_choice=False)),
-    "lmstudio": Preset(Capabilities(kind="openai_chat")),
-    "demo": Preset(Capabilities(kind="openai_chat", send_parallel_tool_calls=True)),
+    "llamacpp": Preset(
+        Capabilities(
+            kind="openai_chat", send_parallel_tool_calls=True, default_max_output_tokens=16_384, **_LOCAL
+        )
+    ),
+    # Ollama ignores tool_choice and n and has no parallel_tool_calls field. Its context is what the
+    # server runs with (4k below 24 GiB of VRAM), not what the model could take: see ollama.py.
+    "ollama": Preset(
+        Capabilities(
+            kind="openai_chat",
+            send_tool_choice=False,
+            default_max_output_tokens=16_384,
+            knobs=_EFFORT,
+            knob_style="openai",
+            default_context_window=4_096,
+            **_LOCAL,
+        )
+    ),
+    "lmstudio": Preset(Capabilities(kind="openai_chat", default_max_output_tokens=16_384, **_LOCAL)),
+    "demo": Preset(
+        Capabilities(
+            kind="openai_chat",
+            send_parallel_tool_calls=True,
+            default_max_output_tokens=2_048,
+            default_idle_timeout=60.0,
+            default_total_timeout=600.0,
+        )
+    ),
+    # Gemini's OpenAI-compatible endpoint: no n or parallel_tool_calls; reasoning_effort is mapped to
+    # its thinking level.
+    "gemini": Preset(
+        Capabilities(
+            kind="openai_chat",
+            default_max_output_tokens=32_000,
+            knobs=_EFFORT,
+            knob_style="openai",
+        )
+    ),
+    # OpenRouter normalises reasoning into one "reasoning" object for every upstream model.
+    "openrouter": Preset(
+        Capabilities(
+            kind="openai_chat",
+            send_parallel_tool_calls=True,
+            default_max_output_tokens=32_000,
+            knobs=_EFFORT | _THINKING,
+            knob_style="openrouter",
+        )
+    ),
     "openai_responses": Preset(
         Capabilities(
             kind="openai_responses",
@@ -75,6 +162,9 @@ PRESETS: dict[str, Preset] = {
             send_parallel_tool_calls=True,
             send_stream_options=False,
             developer_role=True,
+            default_max_output_tokens=16_384,
+            knobs=_EFFORT,
+            knob_style="openai_responses",
         ),
         (_OPENAI_REASONING,),
     ),
@@ -83,7 +173,9 @@ PRESETS: dict[str, Preset] = {
             kind="anthropic",
             send_parallel_tool_calls=True,  # as tool_choice.disable_parallel_tool_use
             send_stream_options=False,
-            default_max_output_tokens=4096,
+            default_max_output_tokens=32_000,
+            knobs=_EFFORT | _THINKING,
+            knob_style="anthropic",
         )
     ),
 }

@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from agent.providers import profiles
+from agent.providers import knobs, profiles
 from agent.providers.anthropic import AnthropicProvider
 from agent.providers.http import HttpProvider, Sleep
 from agent.providers.openai_chat import OpenAIChatProvider
@@ -59,6 +59,8 @@ def build_provider(
         raise ValueError(
             f"preset {settings.preset!r} is for {capabilities.kind!r} providers, not {settings.kind!r}"
         )
+    knobs.validate_knobs(settings.knobs, capabilities, settings.preset)
+    knobs.validate_extra_body(settings.extra_body)
     return ADAPTERS[settings.kind](settings, http, capabilities, sleep=sleep)
 
 

@@ -23,9 +23,11 @@ from agent.providers.errors import (
     ContextTooLong,
     ProviderError,
     QuotaExceeded,
+    StalledStream,
 )
 
-_NEVER_RETRIED = (QuotaExceeded, AuthenticationFailed, ContextTooLong, BadRequest)
+# A stall is never retried: the provider may be billing a generation we would only start again.
+_NEVER_RETRIED = (QuotaExceeded, AuthenticationFailed, ContextTooLong, BadRequest, StalledStream)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agent.providers.knobs import Knobs
+
 ProviderKind = Literal["openai_chat", "openai_responses", "anthropic"]
 
 DEFAULT_PRESET: dict[str, str] = {
@@ -23,6 +25,8 @@ class ProviderSettings:
     (``https://api.anthropic.com`` and ``https://api.anthropic.com/v1`` both work).
     ``preset`` names a capability profile (``profiles.PRESETS``); empty means the kind's default.
     ``capability_overrides`` replaces single fields of that profile, e.g. ``{"stream": False}``.
+    ``knobs`` and ``extra_body`` add request fields (see ``knobs.py``). ``None`` for the output
+    limit and the timeouts means the preset's default (``Capabilities.default_*``).
     """
 
     name: str
@@ -35,8 +39,10 @@ class ProviderSettings:
     max_output_tokens: int | None = None
     extra_headers: dict[str, str] = field(default_factory=dict)
     capability_overrides: dict[str, Any] = field(default_factory=dict)
-    idle_timeout: float = 60.0
-    total_timeout: float = 600.0
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    knobs: Knobs = field(default_factory=Knobs)
+    idle_timeout: float | None = None
+    total_timeout: float | None = None
     max_retries: int = 2
     # Backoff bounds and the longest server-requested wait we sleep through (see retry.py).
     retry_initial_backoff: float = 0.5
@@ -48,7 +54,7 @@ class ProviderSettings:
             raise ValueError(f"unknown provider kind {self.kind!r}; expected one of {sorted(DEFAULT_PRESET)}")
         if not self.preset:
             self.preset = DEFAULT_PRESET[self.kind]
-        if self.idle_timeout <= 0 or self.total_timeout <= 0:
+        if any(t is not None and t <= 0 for t in (self.idle_timeout, self.total_timeout)):
             raise ValueError("idle_timeout and total_timeout must be positive")
         if self.max_retries < 0:
             raise ValueError("max_retries must be >= 0")

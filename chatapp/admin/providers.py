@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponseNotAllowed, HttpResponseRedirec
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 
-from agent.providers import profiles
+from agent.providers import knobs, profiles
 from chatapp.admin.masking import MASK, MaskedJsonMixin
 from chatapp.models import ProviderConfig
 from chatapp.secrets import encrypt
@@ -19,7 +19,7 @@ MAX_TESTED = 5  # one action never waits on more endpoints than this
 
 
 class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
-    masked_fields = ("extra_headers",)
+    masked_fields = ("extra_headers", "extra_body")
 
     api_key = forms.CharField(
         label="API key",
@@ -47,6 +47,13 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
             "max_output_tokens",
             "extra_headers",
             "capability_overrides",
+            "extra_body",
+            "reasoning_effort",
+            "thinking",
+            "thinking_budget",
+            "idle_timeout",
+            "total_timeout",
+            "max_retries",
             "enabled",
         ]
         help_texts = {
@@ -55,16 +62,37 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
             "extra_headers": 'a JSON object of strings, e.g. {"OpenAI-Organization": "org-..."}; values that '
             f"look secret are shown as {MASK} (leave that to keep them)",
             "capability_overrides": 'replaces single fields of the preset, e.g. {"stream": false}',
+            "max_output_tokens": "empty = the preset's default, sized for thinking models (thinking "
+            "tokens count against this limit on every provider)",
+            "extra_body": 'a JSON object merged into every request, e.g. {"thinking": {"type": "disabled"}}; '
+            f"it may not set {', '.join(sorted(knobs.RESERVED_KEYS))}",
+            "reasoning_effort": "empty = the provider's default; the values each preset accepts are in "
+            "docs/providers.md",
+            "thinking_budget": "tokens of thinking (Anthropic: at least 1024 and below the output limit)",
+            "idle_timeout": "seconds without a byte before the stream counts as stalled (a stall is never "
+            "retried); empty = the preset's default",
+            "total_timeout": "seconds for a whole request; empty = the preset's default",
+            "max_retries": "retries of a failed request before any output arrived",
         }
 
     def clean_extra_headers(self):
         return self._clean_masked("extra_headers")
+
+    def clean_extra_body(self):
+        value = self._clean_masked("extra_body")
+        try:
+            return knobs.validate_extra_body(value)
+        except knobs.KnobError as exc:
+            raise forms.ValidationError(str(exc)) from exc
 
     def clean(self) -> dict:
         data = super().clean()
         for name in ("extra_headers", "capability_overrides"):
             if name in data and not isinstance(data[name], dict):
                 self.add_error(name, "must be a JSON object")
+        for name in ("idle_timeout", "total_timeout"):
+            if data.get(name) is not None and data[name] <= 0:
+                self.add_error(name, "must be a positive number of seconds (or empty for the default)")
         kind, preset, model = data.get("kind"), data.get("preset"), data.get("model") or ""
         if kind and preset:
             try:
@@ -79,12 +107,40 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
                 overrides = data.get("capability_overrides")
                 if isinstance(overrides, dict) and overrides:
                     try:
-                        profiles.resolve(preset, model, overrides)
+                        capabilities = profiles.resolve(preset, model, overrides)
                     except (ValueError, TypeError) as exc:
                         self.add_error("capability_overrides", str(exc))
+                self._clean_knobs(data, capabilities, preset)
         if data.get("api_key") and data.get("clear_api_key"):
             self.add_error("clear_api_key", "either enter a new key or remove the stored one")
         return data
+
+    def _clean_knobs(self, data: dict, caps: profiles.Capabilities, preset: str) -> None:
+        """Each knob the preset cannot send is refused on its own field, with the reason."""
+        chosen = knobs.Knobs(
+            reasoning_effort=data.get("reasoning_effort") or None,
+            thinking={"on": True, "off": False}.get(data.get("thinking") or ""),
+            thinking_budget=data.get("thinking_budget"),
+        )
+        for name in chosen.chosen():
+            try:
+                knobs.validate_knobs(knobs.Knobs(**{name: getattr(chosen, name)}), caps, preset)
+            except knobs.KnobError as exc:
+                self.add_error(name, str(exc))
+                return
+        try:
+            knobs.validate_knobs(chosen, caps, preset)
+        except knobs.KnobError as exc:
+            self.add_error("thinking_budget", str(exc))
+            return
+        limit = data.get("max_output_tokens") or caps.default_max_output_tokens
+        budget = chosen.thinking_budget
+        if caps.knob_style == "anthropic" and budget and limit and budget >= limit:
+            self.add_error(
+                "thinking_budget",
+                f"must be below the output limit ({limit} tokens): "
+                "Anthropic counts thinking against max_tokens",
+            )
 
     def save(self, commit: bool = True) -> ProviderConfig:
         config = super().save(commit=False)
@@ -111,7 +167,7 @@ class ProviderConfigAdmin(admin.ModelAdmin):
     list_display = ("name", "label", "kind", "preset", "model", "base_url", "enabled", "demo", "key_source")
     list_filter = ("kind", "enabled", "is_demo")
     search_fields = ("name", "label", "model", "base_url")
-    readonly_fields = ("stored_key", "is_demo")
+    readonly_fields = ("stored_key", "is_demo", "preset_choice")
     actions = ["send_test_request"]
 
     @admin.display(description="demo")
@@ -125,6 +181,12 @@ class ProviderConfigAdmin(admin.ModelAdmin):
             return f"env {obj.api_key_env}" + (" (stored key as fallback)" if obj.api_key_encrypted else "")
         return "stored (encrypted)" if obj.api_key_encrypted else "none"
 
+    @admin.display(description="Preset chosen by")
+    def preset_choice(self, obj: ProviderConfig) -> str:
+        if obj is None or obj.pk is None:
+            return "the admin"
+        return obj.preset_origin or "the admin"
+
     @admin.display(description="Stored API key")
     def stored_key(self, obj: ProviderConfig) -> str:
         return "set (encrypted, not shown)" if obj and obj.api_key_encrypted else "not set"
@@ -132,12 +194,14 @@ class ProviderConfigAdmin(admin.ModelAdmin):
     def get_fieldsets(self, request, obj=None):
         return [
             (None, {"fields": ["name", "label", "enabled", "is_demo"]}),
-            ("Endpoint", {"fields": ["kind", "preset", "base_url", "model"]}),
+            ("Endpoint", {"fields": ["kind", "preset", "preset_choice", "base_url", "model"]}),
             ("Credentials", {"fields": ["stored_key", "api_key", "clear_api_key", "api_key_env"]}),
             (
                 "Limits and capabilities",
                 {"fields": ["context_window", "max_output_tokens", "extra_headers", "capability_overrides"]},
             ),
+            ("Reasoning", {"fields": ["reasoning_effort", "thinking", "thinking_budget"]}),
+            ("Request", {"fields": ["extra_body", "idle_timeout", "total_timeout", "max_retries"]}),
         ]
 
     @admin.action(description="Send a test request", permissions=["change"])

@@ -14,18 +14,34 @@ class ProviderConfig(models.Model):
         OPENAI_RESPONSES = "openai_responses", "OpenAI Responses"
         ANTHROPIC = "anthropic", "Anthropic Messages"
 
+    class Thinking(models.TextChoices):
+        DEFAULT = "", "the provider's default"
+        ON = "on", "on"
+        OFF = "off", "off"
+
     name = models.CharField(max_length=40, unique=True, validators=[slug_validator])
     label = models.CharField(max_length=80, blank=True)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.OPENAI_CHAT)
     preset = models.CharField(max_length=20, default="openai", help_text="capability profile preset")
+    # How an environment provider's preset was chosen (OPENAI_PRESET, or guessed from the host).
+    preset_origin = models.CharField(max_length=200, blank=True, editable=False)
     base_url = models.URLField(max_length=300)
     model = models.CharField(max_length=120)
     api_key_env = models.CharField(max_length=80, blank=True, help_text="name of an environment variable")
     api_key_encrypted = models.TextField(blank=True, editable=False)
     context_window = models.PositiveIntegerField(default=128_000)
-    max_output_tokens = models.PositiveIntegerField(default=4096)
+    # Empty = the preset's default, which is sized for thinking models (thinking counts against it).
+    max_output_tokens = models.PositiveIntegerField(null=True, blank=True)
     extra_headers = models.JSONField(default=dict, blank=True)
     capability_overrides = models.JSONField(default=dict, blank=True)
+    extra_body = models.JSONField(default=dict, blank=True)
+    reasoning_effort = models.CharField(max_length=20, blank=True)
+    thinking = models.CharField(max_length=3, choices=Thinking.choices, blank=True, default="")
+    thinking_budget = models.PositiveIntegerField(null=True, blank=True)
+    # Empty = the preset's default (long enough for a reasoning model's silent thinking).
+    idle_timeout = models.FloatField(null=True, blank=True)
+    total_timeout = models.FloatField(null=True, blank=True)
+    max_retries = models.PositiveSmallIntegerField(default=2)
     enabled = models.BooleanField(default=True)
     is_demo = models.BooleanField(default=False, editable=False)
 

@@ -23,31 +23,27 @@ def ensure_env_providers() -> None:
                 "model": "clearloop-demo",
                 "context_window": 32_000,
                 "max_output_tokens": 2048,
+                "preset_origin": "",
                 "is_demo": True,
             },
         )
-    if settings.OPENAI_API_KEY and settings.OPENAI_MODEL:
-        kind = (
-            ProviderConfig.Kind.OPENAI_RESPONSES
-            if settings.OPENAI_API == "responses"
-            else ProviderConfig.Kind.OPENAI_CHAT
-        )
+    # The preset comes from OPENAI_PRESET, else it is guessed from the base URL's host; either way
+    # ``preset_origin`` says which, and the admin shows it (chatapp/env_providers.py).
+    if settings.OPENAI_API_KEY and settings.OPENAI_MODEL and settings.OPENAI_PROVIDER:
         ProviderConfig.objects.update_or_create(
             name="openai",
             defaults={
-                "kind": kind,
-                "preset": "openai_responses" if kind == "openai_responses" else "openai",
+                **settings.OPENAI_PROVIDER,
                 "base_url": settings.OPENAI_BASE_URL,
                 "model": settings.OPENAI_MODEL,
                 "api_key_env": "OPENAI_API_KEY",
             },
         )
-    if settings.ANTHROPIC_API_KEY and settings.ANTHROPIC_MODEL:
+    if settings.ANTHROPIC_API_KEY and settings.ANTHROPIC_MODEL and settings.ANTHROPIC_PROVIDER:
         ProviderConfig.objects.update_or_create(
             name="anthropic",
             defaults={
-                "kind": ProviderConfig.Kind.ANTHROPIC,
-                "preset": "anthropic",
+                **settings.ANTHROPIC_PROVIDER,
                 "base_url": settings.ANTHROPIC_BASE_URL,
                 "model": settings.ANTHROPIC_MODEL,
                 "api_key_env": "ANTHROPIC_API_KEY",

@@ -11,7 +11,9 @@ from django.conf import settings
 
 from agent.context.budget import ContextLimits
 from agent.messages import Message as AgentMessage
+from agent.providers import profiles
 from agent.providers.base import Provider
+from agent.providers.knobs import Knobs
 from agent.providers.registry import build_provider
 from agent.providers.settings import ProviderSettings
 from agent.state import ApprovalDecision, RunState
@@ -58,7 +60,28 @@ def provider_settings(config: ProviderConfig, model: str) -> ProviderSettings:
         max_output_tokens=config.max_output_tokens,
         extra_headers=dict(config.extra_headers or {}),
         capability_overrides=dict(config.capability_overrides or {}),
+        extra_body=dict(config.extra_body or {}),
+        knobs=config_knobs(config),
+        idle_timeout=config.idle_timeout,
+        total_timeout=config.total_timeout,
+        max_retries=config.max_retries,
     )
+
+
+def config_knobs(config: ProviderConfig) -> Knobs:
+    return Knobs(
+        reasoning_effort=config.reasoning_effort or None,
+        thinking={"on": True, "off": False}.get(config.thinking),
+        thinking_budget=config.thinking_budget,
+    )
+
+
+def max_output_tokens(config: ProviderConfig, model: str) -> int:
+    """The admin's output limit, else the preset's default (thinking counts against it)."""
+    if config.max_output_tokens:
+        return config.max_output_tokens
+    caps = profiles.resolve(config.preset, model or config.model, config.capability_overrides or None)
+    return caps.default_max_output_tokens or 4096
 
 
 def history(run: Run) -> list[AgentMessage]:
@@ -110,10 +133,9 @@ def load_run_context(run_id: int) -> RunContext:
         run.last_seq,
         RunEvent.objects.filter(run=run).order_by("-seq").values_list("seq", flat=True).first() or 0,
     )
+    output = max_output_tokens(config, run.model)
     limits = ContextLimits(
-        context_window=config.context_window,
-        model_max_output=config.max_output_tokens,
-        requested_max_output=min(4096, config.max_output_tokens),
+        context_window=config.context_window, model_max_output=output, requested_max_output=output
     )
     return RunContext(
         run_id=run.pk,

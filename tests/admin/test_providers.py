@@ -41,6 +41,13 @@ def form_data(**overrides) -> dict:
         "max_output_tokens": "4096",
         "extra_headers": "{}",
         "capability_overrides": "{}",
+        "extra_body": "{}",
+        "reasoning_effort": "",
+        "thinking": "",
+        "thinking_budget": "",
+        "idle_timeout": "",
+        "total_timeout": "",
+        "max_retries": "2",
         "enabled": "on",
     }
     data.update(overrides)
@@ -172,3 +179,79 @@ def test_secret_extra_headers_are_masked_and_kept(login):
     assert response.status_code == 302
     config.refresh_from_db()
     assert config.extra_headers == {"X-Api-Key": "hdr-secret-value-42", "X-Org": "acme-2"}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "error"),
+    [
+        ({"extra_body": '["thinking"]'}, "extra_body", "the extra body must be a json object, not an array"),
+        ({"extra_body": '"disabled"'}, "extra_body", "must be a json object, not a string"),
+        ({"extra_body": '{"model": "gpt-x"}'}, "extra_body", "may not set model: clearloop sends that field"),
+        (
+            {"extra_body": '{"messages": [], "stream": false}'},
+            "extra_body",
+            "may not set messages, stream",
+        ),
+        ({"thinking_budget": "2000"}, "thinking_budget", "preset 'openai' does not support thinking_budget"),
+        ({"reasoning_effort": "extreme"}, "reasoning_effort", "reasoning effort 'extreme' is not one of"),
+        (
+            {"kind": "anthropic", "preset": "anthropic", "thinking_budget": "5000", "max_output_tokens": "4096"},
+            "thinking_budget",
+            "must be below the output limit (4096 tokens)",
+        ),
+        ({"kind": "anthropic", "preset": "anthropic", "thinking_budget": "100"}, "thinking_budget", "at least 1024"),
+        ({"idle_timeout": "0"}, "idle_timeout", "must be a positive number of seconds"),
+    ],
+)
+def test_knobs_the_provider_would_refuse_are_refused_with_the_reason(login, overrides, field, error):
+    response = login("ada").post(f"{CHANGELIST}add/", form_data(**overrides))
+    assert response.status_code == 200
+    form = response.context["adminform"].form
+    assert error in " ".join(form.errors.get(field, [])).lower()
+    assert not ProviderConfig.objects.filter(name="acme").exists()
+
+
+def test_knobs_are_saved_and_reach_the_provider_settings(login):
+    from chatapp.worker.context import max_output_tokens, provider_settings
+
+    client = login("ada")
+    response = client.post(
+        f"{CHANGELIST}add/",
+        form_data(
+            kind="anthropic",
+            preset="anthropic",
+            model="claude-opus-5",
+            max_output_tokens="",
+            reasoning_effort="high",
+            thinking="on",
+            thinking_budget="8000",
+            idle_timeout="900",
+            max_retries="0",
+            extra_body='{"metadata": {"user_id": "clearloop"}}',
+        ),
+    )
+    assert response.status_code == 302, response.content.decode()[-3000:]
+    config = ProviderConfig.objects.get(name="acme")
+    settings = provider_settings(config, "")
+    assert settings.knobs.thinking is True and settings.knobs.thinking_budget == 8000
+    assert settings.extra_body == {"metadata": {"user_id": "clearloop"}}
+    assert settings.idle_timeout == 900 and settings.total_timeout is None and settings.max_retries == 0
+    assert max_output_tokens(config, "") == 32_000  # empty = the preset's default
+
+
+def test_an_env_provider_shows_its_guessed_preset(login, monkeypatch, settings):
+    from chatapp.env_providers import openai_provider
+    from chatapp.services.providers import ensure_env_providers
+
+    monkeypatch.setenv("OPENAI_REASONING_EFFORT", "high")
+    monkeypatch.setenv("OPENAI_EXTRA_BODY", '{"thinking": {"type": "enabled"}}')
+    settings.OPENAI_API_KEY = "sk-env"
+    settings.OPENAI_MODEL = "deepseek-v4-pro"
+    settings.OPENAI_BASE_URL = "https://api.deepseek.com/v1"
+    settings.OPENAI_PROVIDER = openai_provider(settings.OPENAI_BASE_URL, "chat", settings.OPENAI_MODEL)
+    ensure_env_providers()
+    config = ProviderConfig.objects.get(name="openai")
+    assert config.preset == "deepseek" and config.reasoning_effort == "high"
+    assert config.extra_body == {"thinking": {"type": "enabled"}}
+    page = html.unescape(login("ada").get(f"{CHANGELIST}{config.pk}/change/").content.decode())
+    assert "guessed from the base URL host api.deepseek.com (set OPENAI_PRESET to choose)" in page

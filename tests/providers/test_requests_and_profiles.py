@@ -91,7 +91,8 @@ def test_anthropic_system_separate_and_parallel_results_in_one_user_message():
     assert body["messages"][1]["content"][2]["input"] == {}
     assert [b["tool_use_id"] for b in body["messages"][2]["content"]] == ["t1", "t2"]
     assert body["tool_choice"] == {"type": "any", "disable_parallel_tool_use": True}
-    assert body["max_tokens"] == 4096
+    # No limit from the request or the admin: the preset's default, sized for thinking models.
+    assert body["max_tokens"] == 32_000
 
 
 def test_responses_input_items_match_the_recorded_replay():

@@ -14,7 +14,7 @@ from provider_cases import CASES_BY_ID, anthropic_exchanges, read
 from provider_fixture_server import Reply
 from provider_helpers import USER_REQUEST, collect, make_provider, response_of
 
-from agent.providers.errors import TransientUpstream
+from agent.providers.errors import StalledStream, TransientUpstream
 from agent.providers.sse import iter_sse
 from agent.providers.types import Finish, ResponseDone, TextDelta, ToolCallDelta, UsageReport
 from demo.model import DEMO_MODEL_NAME, DemoModelSettings, create_app
@@ -38,17 +38,34 @@ async def test_idle_timeout_on_a_stalled_stream_after_output(server, http):
     assert len(server.requests) == 1  # output had reached the caller: no retry
 
 
-async def test_idle_timeout_before_output_is_retried(server, http):
+async def test_a_silent_then_stalled_stream_is_not_retried_into_billed_attempts(server, http):
+    # The provider accepted the request and went quiet: it may be thinking, and billing it. Retrying
+    # would start (and bill) the generation again, so the stall ends the request, once.
     release = asyncio.Event()
     server.queue(Reply([b": nothing yet\n\n"], stall=release, stall_before=0))
     server.queue(Reply.sse(CASES_BY_ID["openai_chat_stream_finish_length"].body))
-    provider = make_provider(http, server.base_url, "openai_chat", "openai", idle_timeout=0.3)
+    provider = make_provider(http, server.base_url, "openai_chat", "openai", idle_timeout=0.3, max_retries=2)
     try:
-        response = response_of(await collect(provider))
+        with pytest.raises(StalledStream, match="not retried") as caught:
+            await collect(provider)
     finally:
         release.set()
-    assert response.finish_reason == "length"
-    assert len(server.requests) == 2
+    assert len(server.requests) == 1
+    assert caught.value.retryable is False and "idle timeout" in caught.value.message
+
+
+def test_hosted_presets_wait_minutes_for_a_silent_reasoning_model(http):
+    # Chat Completions sends nothing while a reasoning model thinks (79 s measured, BerriAI/litellm
+    # #36992): the default idle timeout of every hosted preset must outlast that.
+    for preset in ("openai", "openai_responses", "deepseek", "qwen", "gemini", "openrouter", "anthropic"):
+        kind = {"openai_responses": "openai_responses", "anthropic": "anthropic"}.get(preset, "openai_chat")
+        provider = make_provider(http, "http://127.0.0.1:9", kind, preset)
+        assert provider.idle_timeout >= 300, preset
+        assert provider.total_timeout >= 1800, preset
+    demo = make_provider(http, "http://127.0.0.1:9", "openai_chat", "demo")
+    assert demo.idle_timeout == 60
+    explicit = make_provider(http, "http://127.0.0.1:9", "openai_chat", "openai", idle_timeout=42.0)
+    assert explicit.idle_timeout == 42.0
 
 
 async def test_total_deadline_is_checked_on_every_piece():
