@@ -1,4 +1,5 @@
-# clearloop: `make run` starts the app in demo mode, `make test` runs the whole suite.
+# clearloop: `make run` starts the app in demo mode, `make check` is the fast tier (under a minute,
+# no services), `make test` runs the whole suite.
 SHELL := /bin/bash
 VENV  := .venv
 BIN   := $(VENV)/bin
@@ -7,19 +8,35 @@ PYTHON ?= $(shell bash scripts/find_python.sh)
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/clearloop
 TEST_REDIS_URL    ?= redis://127.0.0.1:6379/14
 
-.PHONY: run test install lint services system-deps bench conformance clean
+.PHONY: run check test install lint services system-deps bench conformance clean
 
-$(BIN)/.installed: pyproject.toml
+# Three install levels, each a stamp on pyproject.toml: `run` needs the app only; `check` adds the
+# dev toolchain; `test` adds what the live tiers use (Playwright, a websocket client, test servers).
+define venv
 	@if [ -z "$(PYTHON)" ]; then echo "clearloop needs Python 3.12 or newer (Django 6). Install python3.12 or set PYTHON=/path/to/python3.12." >&2; exit 1; fi
 	@if [ -x $(BIN)/python ] && ! $(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then rm -rf $(VENV); fi
 	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
+endef
+
+$(BIN)/.installed-run: pyproject.toml
+	$(venv)
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(BIN)/.installed-dev: pyproject.toml
+	$(venv)
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $@
 
+$(BIN)/.installed: pyproject.toml
+	$(venv)
+	$(BIN)/pip install -q -e '.[live]'
+	touch $@ $(BIN)/.installed-dev $(BIN)/.installed-run
+
 install: $(BIN)/.installed
 
-run: install
+run: $(BIN)/.installed-run
 	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py migrate --noinput
 	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py seed_demo
 	DEBUG=$${DEBUG:-1} exec $(BIN)/python manage.py runall
@@ -30,8 +47,14 @@ system-deps:
 services:
 	@bash scripts/ensure_services.sh
 
-lint: install
+lint: $(BIN)/.installed-dev
 	$(BIN)/ruff check .
+
+# The fast tier: lint and every test that needs no process besides pytest, on SQLite (no
+# DATABASE_URL, no REDIS_URL), in under a minute. Run it while working; `make test` runs everything.
+check: lint
+	env -u DATABASE_URL -u REDIS_URL DEBUG=1 CLEARLOOP_DATA_DIR=data/check \
+		$(BIN)/python -m pytest -q -p no:cacheprovider -m "not live and not browser"
 
 test: install system-deps services lint
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DEBUG=1 $(BIN)/python -m pytest -q -p no:cacheprovider

@@ -3,16 +3,37 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 from tests.integration.stack import free_port, stack_env
 
+TESTS = Path(__file__).resolve().parent
+
+
+# A test is `live` when it needs a process besides pytest: the daphne + Celery stack, PostgreSQL or
+# Redis servers, or an MCP server it spawns. `browser` tests also drive Chromium. `make check` runs
+# everything else (`-m "not live and not browser"`); `make test` runs all of it.
+LIVE_DIRS = ("integration", "durable", "conformance", "browser")
+LIVE_FIXTURES = {"live_stack", "demo_provider", "env_query_server", "broken_server", "http_demo_server"}
+
+
+def _folder(item) -> str:
+    parts = Path(str(item.fspath)).relative_to(TESTS).parts
+    return parts[0] if len(parts) > 1 else ""
+
 
 def pytest_collection_modifyitems(items):
+    for item in items:
+        folder = _folder(item)
+        if folder == "browser":
+            item.add_marker(pytest.mark.browser)
+        if folder in LIVE_DIRS or LIVE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.live)
     # Browser tests drive Playwright's sync API, which runs an event loop in this thread while a
     # browser is open: run them after every asyncio test.
-    items.sort(key=lambda item: "tests/browser/" in str(item.fspath))
+    items.sort(key=lambda item: _folder(item) == "browser")
 
 
 @pytest.fixture(scope="session")
@@ -112,3 +133,11 @@ def _route_to_live_stack(request):
     stack = request.getfixturevalue("live_stack")
     with celery_broker(settings.CELERY_BROKER_URL, stack.queue):
         yield
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(request, settings):
+    """Users are created per test; the default hasher would dominate the run time (about 1 s per
+    test here). Browser tests log in through a live server that knows only the default hashers."""
+    if request.node.get_closest_marker("browser") is None:
+        settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

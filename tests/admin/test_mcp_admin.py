@@ -7,6 +7,7 @@ import json
 import sys
 
 import psutil
+import pytest
 
 from chatapp.models import McpServer
 
@@ -59,6 +60,7 @@ def test_the_change_page_button_tests_one_server(login, env_query_server):
     assert client.get(f"{CHANGELIST}{env_query_server.pk}/test-connection/").status_code == 405
 
 
+@pytest.mark.live  # spawns the server it writes
 def test_tool_text_from_a_server_is_escaped(login, db, tmp_path):
     server_py = tmp_path / "xss_server.py"
     server_py.write_text(

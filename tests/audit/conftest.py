@@ -22,11 +22,6 @@ def on_postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    """The cast's users are created per test; a slow password hash would dominate the run time."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
 
 @pytest.fixture
 def client_for(cast):

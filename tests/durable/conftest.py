@@ -13,12 +13,6 @@ from tests.durable.harness import celery_broker, start_durable_stack, stop_durab
 from tests.integration.stack import free_port
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    # The cast's four accounts with the default hasher cost seconds per test on two cores.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture(scope="session")
 def durable_stack(django_db_setup, django_db_blocker, tmp_path_factory):
     from django.conf import settings

@@ -11,7 +11,7 @@ from mcp_helpers import child_pids, raw_config
 from agent.mcp import McpPool, McpToolbox, ServerStartTimeoutError
 from agent.toolbox import ToolContext
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.live]  # spawns MCP servers
 CTX = ToolContext(run_key="r", timeout=30)
 
 

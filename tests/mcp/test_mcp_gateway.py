@@ -7,7 +7,7 @@ from mcp_helpers import raw_config
 from agent.mcp import GATEWAY_TOOL, McpPool, McpToolbox
 from agent.toolbox import ToolContext
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.live]  # spawns MCP servers
 CTX = ToolContext(run_key="gw")
 
 

@@ -13,6 +13,8 @@ from mcp_helpers import child_pids, raw_config
 
 from agent.mcp import McpPool
 
+pytestmark = pytest.mark.live  # spawns MCP servers and worker processes
+
 
 def gone(pids, deadline=10.0) -> bool:
     """Wait (polling) until none of pids is alive; zombies count as gone."""

@@ -11,7 +11,7 @@ from mcp_helpers import NODE_DIR
 from agent.mcp import McpPool, McpServerConfig, McpToolbox
 from agent.toolbox import ToolContext
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.live]  # spawns MCP servers
 CTX = ToolContext(run_key="ref")
 MEMORY_JS = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
 
