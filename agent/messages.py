@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agent.replay import ReplayBlock, blocks_from_dicts
+
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 
 
@@ -20,13 +22,23 @@ class ToolCall:
     id: str
     name: str
     arguments: str
+    # Fields of the provider's tool call to echo back verbatim (Gemini's ``extra_content``).
+    provider_extra: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+        data: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": self.arguments}
+        if self.provider_extra:
+            data["provider_extra"] = self.provider_extra
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolCall:
-        return cls(id=data["id"], name=data["name"], arguments=data.get("arguments", ""))
+        return cls(
+            id=data["id"],
+            name=data["name"],
+            arguments=data.get("arguments", ""),
+            provider_extra=data.get("provider_extra") or None,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +50,8 @@ class Message:
     # Anthropic's tool_result carries is_error; other APIs only see the JSON body.
     is_error: bool = False
     reasoning: str | None = None
+    # What the provider requires back verbatim with this assistant turn (agent/replay.py).
+    replay: tuple[ReplayBlock, ...] = ()
 
     @classmethod
     def system(cls, text: str) -> Message:
@@ -65,6 +79,8 @@ class Message:
             data["is_error"] = True
         if self.reasoning:
             data["reasoning"] = self.reasoning
+        if self.replay:
+            data["replay"] = [b.to_dict() for b in self.replay]
         return data
 
     @classmethod
@@ -76,6 +92,7 @@ class Message:
             tool_call_id=data.get("tool_call_id"),
             is_error=bool(data.get("is_error", False)),
             reasoning=data.get("reasoning"),
+            replay=blocks_from_dicts(data.get("replay")),
         )
 
 

@@ -50,6 +50,7 @@ from agent.providers.types import (
     ChoiceResult,
     Usage,
 )
+from agent.replay import blocks_from_dicts
 
 TERMINAL_STATUSES = frozenset({"invalid", "denied", "succeeded", "failed", "unknown"})
 # Statuses of a call whose tool body was (or may have been) entered: they count towards guards.
@@ -293,20 +294,29 @@ def usage_from_dict(data: dict[str, Any] | None) -> Usage:
     return Usage(**(data or {}))
 
 
+_CALL_FIELDS = frozenset(AssembledToolCall.__dataclass_fields__)
+
+
+def choice_from_dict(c: dict[str, Any]) -> ChoiceResult:
+    """The inverse of ``ChoiceResult.to_dict``; rows stored before a field existed still load."""
+    return ChoiceResult(
+        index=c["index"],
+        text=c.get("text") or "",
+        reasoning=c.get("reasoning") or "",
+        tool_calls=tuple(
+            AssembledToolCall(**{k: v for k, v in t.items() if k in _CALL_FIELDS})
+            for t in c.get("tool_calls") or ()
+        ),
+        finish_reason=c["finish_reason"],
+        finish_reason_raw=c.get("finish_reason_raw"),
+        refusal=c.get("refusal"),
+        replay=blocks_from_dicts(c.get("replay")),
+    )
+
+
 def response_from_dict(data: dict[str, Any]) -> AssembledResponse:
     """The inverse of ``AssembledResponse.to_dict`` (the providers package only serialises)."""
-    choices = tuple(
-        ChoiceResult(
-            index=c["index"],
-            text=c.get("text") or "",
-            reasoning=c.get("reasoning") or "",
-            tool_calls=tuple(AssembledToolCall(**t) for t in c.get("tool_calls") or ()),
-            finish_reason=c["finish_reason"],
-            finish_reason_raw=c.get("finish_reason_raw"),
-            refusal=c.get("refusal"),
-        )
-        for c in data["choices"]
-    )
+    choices = tuple(choice_from_dict(c) for c in data["choices"])
     return AssembledResponse(
         choices=choices,
         usage=usage_from_dict(data.get("usage")),

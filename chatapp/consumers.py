@@ -16,6 +16,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from chatapp.access import can_view_conversation
 from chatapp.models import Conversation, RunEvent
+from chatapp.redaction import shown
 
 REPLAY_LIMIT = 5000
 
@@ -69,7 +70,7 @@ class ConversationConsumer(AsyncJsonWebsocketConsumer):
             "run_id", "seq", "type", "payload"
         )[:REPLAY_LIMIT]:
             if seq > positions.get(run_id, 0):
-                frames.append({"run": run_id, "seq": seq, "type": kind, "data": payload})
+                frames.append({"run": run_id, "seq": seq, "type": kind, "data": shown(payload)})
         return frames
 
     async def run_frame(self, message: dict[str, Any]) -> None:

@@ -6,7 +6,8 @@ import dataclasses
 from typing import Any
 
 from agent import events as ev
-from agent.providers.types import AssembledResponse, AssembledToolCall, ChoiceResult, Usage
+from agent.providers.types import AssembledResponse, Usage
+from agent.state import choice_from_dict
 
 _TYPE_NAMES = {
     ev.RoundStarted: "round_started",
@@ -67,18 +68,8 @@ def _usage(data: dict[str, Any] | None) -> Usage:
 
 
 def _response(data: dict[str, Any]) -> AssembledResponse:
-    choices = tuple(
-        ChoiceResult(
-            index=c["index"],
-            text=c.get("text", ""),
-            reasoning=c.get("reasoning", ""),
-            tool_calls=tuple(AssembledToolCall(**t) for t in c.get("tool_calls", [])),
-            finish_reason=c["finish_reason"],
-            finish_reason_raw=c.get("finish_reason_raw"),
-            refusal=c.get("refusal"),
-        )
-        for c in data.get("choices", [])
-    )
+    # One reader for stored choices (agent.state): replay blocks and per-call extras included.
+    choices = tuple(choice_from_dict(c) for c in data.get("choices", []))
     return AssembledResponse(
         choices=choices,
         usage=_usage(data.get("usage")),

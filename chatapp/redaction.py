@@ -10,7 +10,14 @@ import os
 import re
 from typing import Any
 
+from agent.replay import summarise
+
 REDACTED = "[REDACTED]"
+# Keys holding what a provider requires back byte for byte (agent/replay.py): a signature covers
+# the thinking text, so a single replaced character makes the next request fail. These are kept
+# verbatim in the stored event and round (``keep_replay=True``) and never rendered: everything
+# shown goes through ``shown``, which reduces them to their size first.
+REPLAY_KEYS = frozenset({"replay", "provider_extra"})
 _PATTERNS = [
     re.compile(r"sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}"),
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-~+/]{12,}=*"),
@@ -40,18 +47,28 @@ def redact_text(text: str) -> str:
     return text
 
 
-def redact(value: Any) -> Any:
-    """Redact secrets in any JSON-like value; header-like keys are blanked whatever they hold."""
+def redact(value: Any, *, keep_replay: bool = False) -> Any:
+    """Redact secrets in any JSON-like value; header-like keys are blanked whatever they hold.
+
+    ``keep_replay`` leaves the replay keys untouched: only for what is stored to be sent back.
+    """
     if isinstance(value, str):
         return redact_text(value)
     if isinstance(value, list):
-        return [redact(v) for v in value]
+        return [redact(v, keep_replay=keep_replay) for v in value]
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
             if isinstance(key, str) and key.lower() in {"authorization", "x-api-key", "api_key", "api-key"}:
                 out[key] = REDACTED
+            elif keep_replay and key in REPLAY_KEYS:
+                out[key] = item
             else:
-                out[key] = redact(item)
+                out[key] = redact(item, keep_replay=keep_replay)
         return out
     return value
+
+
+def shown(value: Any) -> Any:
+    """What may be shown of a stored value: sealed blobs as "[opaque, N bytes]", secrets removed."""
+    return redact(summarise(value))

@@ -42,10 +42,18 @@ def _assistant_message(record: RoundRecord) -> Message:
     choice = record.choice
     calls: tuple[ToolCall, ...] = ()
     if choice.tool_calls and record.kind != "final":
-        calls = tuple(ToolCall(c.id, c.name, _history_arguments(c.arguments_raw)) for c in choice.tool_calls)
-    # Reasoning stays with its message; whether it is sent back is the adapter's business.
+        calls = tuple(
+            ToolCall(c.id, c.name, _history_arguments(c.arguments_raw), c.provider_extra)
+            for c in choice.tool_calls
+        )
+    # Reasoning and the opaque replay blocks stay with their message, byte for byte; whether and
+    # where they are sent back is the adapter's business, decided by its capability profile.
     return Message(
-        role="assistant", content=choice.text or None, tool_calls=calls, reasoning=choice.reasoning or None
+        role="assistant",
+        content=choice.text or None,
+        tool_calls=calls,
+        reasoning=choice.reasoning or None,
+        replay=choice.replay,
     )
 
 

@@ -15,6 +15,7 @@ from agent.providers import types as pt
 from agent.providers.base import Provider
 from agent.providers.errors import ContextTooLong, MalformedStream
 from agent.providers.registry import describe_request
+from agent.replay import summarise
 from agent.sink import Sink
 from agent.state import RunState
 from agent.toolbox import ToolInfo
@@ -118,8 +119,10 @@ def request_record(provider: Provider, prepared: PreparedRound, kind: str, guard
     and ``wire`` is the adapter's own description of what it sent, secrets removed."""
     req = prepared.request
     return {
-        "wire": describe_request(provider, req),
-        "messages": [m.to_dict() for m in req.messages],
+        # Sealed blobs (signatures, encrypted reasoning) are recorded by size: their bytes are kept
+        # once, with the round that produced them (RoundFinished.response).
+        "wire": summarise(describe_request(provider, req)),
+        "messages": [_message_record(m) for m in req.messages],
         "tools": [t.to_dict() for t in req.tools],
         "tool_choice": req.tool_choice,
         "max_output_tokens": req.max_output_tokens,
@@ -130,6 +133,13 @@ def request_record(provider: Provider, prepared: PreparedRound, kind: str, guard
         "kind": kind,
         "guard": guard,
     }
+
+
+def _message_record(message: Message) -> dict:
+    data = summarise(message.to_dict())
+    if message.replay:
+        data["replay"] = [{"type": b.type, "opaque_bytes": b.opaque_bytes} for b in message.replay]
+    return data
 
 
 async def stream_round(

@@ -4,7 +4,9 @@
 * assistant tool calls become ``tool_use`` blocks with a parsed ``input`` object;
 * tool messages become ``tool_result`` blocks (``is_error`` when set) in a user message, and all
   results answering one assistant message share that single user message, as the API requires;
-* consecutive messages of one role are merged: the API wants user/assistant alternation.
+* consecutive messages of one role are merged: the API wants user/assistant alternation;
+* an assistant turn's ``thinking`` / ``redacted_thinking`` blocks go first, exactly as received
+  (signature included): "echo the assistant message exactly as received" (docs/providers.md).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ def _tool_input(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _blocks(message: Message) -> list[dict[str, Any]]:
+def _blocks(message: Message, caps: Capabilities) -> list[dict[str, Any]]:
     if message.role == "tool":
         block: dict[str, Any] = {
             "type": "tool_result",
@@ -38,6 +40,8 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
             block["is_error"] = True
         return [block]
     blocks: list[dict[str, Any]] = []
+    if caps.replay_blocks:
+        blocks.extend(dict(b.data) for b in message.replay if b.wire == "anthropic")
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
@@ -47,14 +51,16 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
     return blocks
 
 
-def convert_messages(messages: tuple[Message, ...]) -> tuple[str | None, list[dict[str, Any]]]:
+def convert_messages(
+    messages: tuple[Message, ...], caps: Capabilities
+) -> tuple[str | None, list[dict[str, Any]]]:
     system = [m.content for m in messages if m.role in ("system", "developer") and m.content]
     out: list[dict[str, Any]] = []
     for message in messages:
         if message.role in ("system", "developer"):
             continue
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = _blocks(message)
+        blocks = _blocks(message, caps)
         if not blocks:
             continue  # the API rejects empty content
         if out and out[-1]["role"] == role:
@@ -92,7 +98,7 @@ def convert_tool_choice(choice: ToolChoice | None, parallel: bool | None) -> dic
 def build_payload(
     request: ModelRequest, caps: Capabilities, *, model: str, max_output: int | None
 ) -> dict[str, Any]:
-    system, messages = convert_messages(request.messages)
+    system, messages = convert_messages(request.messages, caps)
     body: dict[str, Any] = {
         "max_tokens": output_limit(request, max_output, caps.default_max_output_tokens) or 4096,
         "messages": messages,

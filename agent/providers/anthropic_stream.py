@@ -7,7 +7,10 @@
 * ``message_delta`` carries the stop reason and *cumulative* usage, merged over message_start's;
 * ``ping`` is skipped, ``error`` raises the mapped error, EOF before ``message_stop`` is
   MalformedStream (the connection closes that way after a mid-stream error);
-* JSON is parsed, never string-matched (real streams pad it with spaces).
+* JSON is parsed, never string-matched (real streams pad it with spaces);
+* ``thinking`` blocks are assembled whole (text from ``thinking_delta``, ``signature`` from
+  ``signature_delta``) and ``redacted_thinking`` blocks kept as they came: both are replay blocks
+  the next request must carry back unchanged (agent/replay.py).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from agent.providers.types import (
     ToolCallDelta,
     UsageReport,
 )
+from agent.replay import ReplayBlock
 
 
 class AnthropicAccumulator:
@@ -39,6 +43,8 @@ class AnthropicAccumulator:
         self.choice = PendingChoice(0)
         # content-block index -> ("text" | "thinking" | "tool", tool index or -1)
         self.blocks: dict[int, tuple[str, int]] = {}
+        # content-block index -> the thinking block being assembled (also in choice.replay)
+        self.thinking: dict[int, dict[str, Any]] = {}
 
     def feed(self, event: str, data: str) -> list[ModelEvent]:
         try:
@@ -83,11 +89,19 @@ class AnthropicAccumulator:
             return [ToolCallDelta(0, tool_index, block.get("id") or None, block.get("name"), "")]
         if kind == "thinking":
             self.blocks[index] = ("thinking", -1)
-            return self._add_reasoning(block.get("thinking") or "")
+            data = {**block, "thinking": block.get("thinking") or ""}
+            data["signature"] = block.get("signature") or ""
+            self.thinking[index] = data
+            self.choice.replay.append(ReplayBlock("anthropic", "thinking", data))
+            return self._add_reasoning(data["thinking"])
+        if kind == "redacted_thinking":
+            # Encrypted reasoning: nothing to show, everything to send back.
+            self.choice.replay.append(ReplayBlock("anthropic", "redacted_thinking", dict(block)))
+            return []
         if kind == "text":
             self.blocks[index] = ("text", -1)
             return self._add_text(block.get("text") or "")
-        return []  # server tools, redacted thinking: nothing the loop acts on
+        return []  # server tools: nothing the loop acts on
 
     def _delta(self, index: int, delta: dict[str, Any]) -> list[ModelEvent]:
         kind = delta.get("type")
@@ -101,8 +115,13 @@ class AnthropicAccumulator:
             self.choice.calls[block[1]].parts.append(fragment)
             return [ToolCallDelta(0, block[1], None, None, fragment)]
         if kind == "thinking_delta":
-            return self._add_reasoning(delta.get("thinking") or "")
-        return []  # signature_delta, citations_delta
+            text = delta.get("thinking") or ""
+            if index in self.thinking:
+                self.thinking[index]["thinking"] += text
+            return self._add_reasoning(text)
+        if kind == "signature_delta" and index in self.thinking:
+            self.thinking[index]["signature"] += delta.get("signature") or ""
+        return []  # citations_delta
 
     def _add_text(self, text: str) -> list[ModelEvent]:
         if not text:

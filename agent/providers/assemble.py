@@ -15,6 +15,7 @@ from typing import Any
 
 from agent.providers import finish
 from agent.providers.types import AssembledToolCall, ChoiceResult, FinishReason, Usage
+from agent.replay import ReplayBlock
 
 
 @dataclass(slots=True)
@@ -27,6 +28,8 @@ class PendingCall:
     complete: bool | None = None
     # Authoritative full arguments when the wire repeats them at the end (Responses).
     final_arguments: str | None = None
+    # Wire fields to echo back with this call (Gemini's ``extra_content``), as received.
+    provider_extra: dict[str, Any] | None = None
 
     @property
     def arguments(self) -> str:
@@ -41,6 +44,8 @@ class PendingChoice:
     refusal: list[str] = field(default_factory=list)
     calls: dict[int, PendingCall] = field(default_factory=dict)
     finish_raw: str | None = None
+    # Opaque blocks to replay (agent/replay.py), in the order the wire gave them.
+    replay: list[ReplayBlock] = field(default_factory=list)
 
 
 def deterministic_call_id(response_id: str | None, choice: int, index: int, name: str) -> str:
@@ -90,18 +95,20 @@ def finalize_call(
     name = call.name or ""
     call_id = call.id or deterministic_call_id(response_id, choice, index, name)
     raw = call.arguments
+    extra = call.provider_extra or None
     cut_by_limit = finish_reason == "length" and call.complete is not True
     if not raw.strip():
         # Empty arguments mean a tool without parameters (Anthropic's partial_json:"", vLLM's missing
         # key), unless the output limit struck before the arguments could start.
         if cut_by_limit:
-            return AssembledToolCall(call_id, name, raw, None, "arguments cut off by the output limit", True)
-        return AssembledToolCall(call_id, name, raw, {})
+            cut = "arguments cut off by the output limit"
+            return AssembledToolCall(call_id, name, raw, None, cut, True, provider_extra=extra)
+        return AssembledToolCall(call_id, name, raw, {}, provider_extra=extra)
     arguments, error = _parse_arguments(raw)
     if error is None:
-        return AssembledToolCall(call_id, name, raw, arguments)
+        return AssembledToolCall(call_id, name, raw, arguments, provider_extra=extra)
     truncated = finish_reason == "length" or looks_incomplete(raw)
-    return AssembledToolCall(call_id, name, raw, None, error, truncated)
+    return AssembledToolCall(call_id, name, raw, None, error, truncated, provider_extra=extra)
 
 
 def finalize_choice(
@@ -141,6 +148,7 @@ def finalize_choice(
         finish_reason=finish_reason,
         finish_reason_raw=raw,
         refusal=refusal,
+        replay=tuple(pending.replay),
     )
 
 

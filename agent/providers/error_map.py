@@ -7,6 +7,10 @@ Body shapes understood, whatever the HTTP status or whether they arrived before 
 * vLLM (old, flat): ``{"object": "error", "message", "type", "param", "code": <int>}``
 * Responses ``error`` event / ``response.error``: ``{"code", "message", "param"?}``
 * proxies: ``{"error": "text"}``
+* Gemini's OpenAI-compatible endpoint: the Google error wrapped in a list, ``[{"error": {...}}]``
+
+A 400 that enforces a reasoning-replay rule keeps the provider's words and names the rule
+(``replay_rules``), so the run's error says what to change.
 
 ``code`` may be a string, an int (vLLM, llama.cpp put the HTTP status there) or null, so every
 comparison goes through ``str``. Context overflow is recognised by code *or* by message, because
@@ -36,6 +40,7 @@ from agent.providers.errors import (
     StalledStream,
     TransientUpstream,
 )
+from agent.providers.replay_rules import explain
 
 _CONTEXT_CODES = frozenset(
     {
@@ -88,6 +93,8 @@ def _text(value: Any) -> str | None:
 
 def extract_error(body: Any) -> ErrorInfo | None:
     """Find the error in any known body shape; None when the body is not an error."""
+    if isinstance(body, list) and len(body) == 1:
+        body = body[0]  # Gemini (OpenAI-compatible endpoint) wraps the error object in a list
     if not isinstance(body, Mapping):
         return None
     inner = body.get("error")
@@ -177,7 +184,7 @@ def map_error(status: int | None, body: Any, headers: Mapping[str, str] | None =
     effective = _effective_status(status, info)
     cls = _error_class(effective, info)
     return cls(
-        info.message,
+        explain(info.message) if cls is BadRequest else info.message,
         status=status if status is not None else effective,
         provider_code=info.code or info.type,
         retry_after=retry_after_seconds(headers),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.messages import Message, ToolSpec
+from agent.messages import Message, ToolCall, ToolSpec
+from agent.providers import gemini_schema
 from agent.providers.profiles import Capabilities
 from agent.providers.types import ModelRequest, ToolChoice
 
@@ -18,23 +19,64 @@ def output_limit(request: ModelRequest, configured: int | None, default: int | N
     return min(limits) if limits else default
 
 
-def convert_message(message: Message, caps: Capabilities) -> dict[str, Any]:
+_DETAILS = "reasoning_details"
+
+
+def tool_turn_assistants(messages: tuple[Message, ...] | list[Message]) -> frozenset[int]:
+    """Positions of the assistant messages in a user turn (the messages between two user messages)
+    in which the model called a tool: the ones whose reasoning DeepSeek requires back.
+
+    DeepSeek's rule (docs/providers.md): "between two user messages, if the model performed a tool
+    call, the intermediate assistant's reasoning_content must participate in the context
+    concatenation" in all later requests; in a turn without tool calls it is ignored, so not sent.
+    """
+    found: set[int] = set()
+    turn: list[int] = []
+    called = False
+    for position, message in enumerate(messages):
+        if message.role == "user":
+            if called:
+                found.update(turn)
+            turn, called = [], False
+        elif message.role == "assistant":
+            turn.append(position)
+            called = called or bool(message.tool_calls)
+    if called:
+        found.update(turn)
+    return frozenset(found)
+
+
+def _tool_call(call: ToolCall, caps: Capabilities) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": call.id,
+        "type": "function",
+        # An empty string is what a no-argument tool streamed; the API wants JSON.
+        "function": {"name": call.name, "arguments": call.arguments or "{}"},
+    }
+    if caps.echo_tool_call_extra and call.provider_extra:
+        # Gemini: extra_content.google.thought_signature, echoed exactly as it came.
+        for key, value in call.provider_extra.items():
+            out.setdefault(key, value)
+    return out
+
+
+def convert_message(
+    message: Message, caps: Capabilities, *, replay_reasoning: bool = False
+) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content or ""}
     if message.role == "assistant":
         out: dict[str, Any] = {"role": "assistant", "content": message.content or None}
         if message.tool_calls:
-            out["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    # An empty string is what a no-argument tool streamed; the API wants JSON.
-                    "function": {"name": call.name, "arguments": call.arguments or "{}"},
-                }
-                for call in message.tool_calls
-            ]
+            out["tool_calls"] = [_tool_call(call, caps) for call in message.tool_calls]
         elif out["content"] is None:
             out["content"] = ""
+        if replay_reasoning and caps.reasoning_replay != "none":
+            out[caps.reasoning_replay] = message.reasoning or ""
+        if caps.replay_blocks:
+            details = [b.data for b in message.replay if b.wire == "openai_chat" and b.type == _DETAILS]
+            if details:
+                out["reasoning_details"] = details
         return out
     role = message.role
     if role == "developer" and not caps.developer_role:
@@ -42,10 +84,13 @@ def convert_message(message: Message, caps: Capabilities) -> dict[str, Any]:
     return {"role": role, "content": message.content or ""}
 
 
-def convert_tool(tool: ToolSpec) -> dict[str, Any]:
+def convert_tool(tool: ToolSpec, caps: Capabilities | None = None) -> dict[str, Any]:
+    parameters = tool.parameters
+    if caps is not None and caps.schema_dialect == "gemini":
+        parameters = gemini_schema.sanitise(parameters)
     return {
         "type": "function",
-        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+        "function": {"name": tool.name, "description": tool.description, "parameters": parameters},
     }
 
 
@@ -59,9 +104,13 @@ def convert_tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
 def build_payload(
     request: ModelRequest, caps: Capabilities, *, model: str, max_output: int | None
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": model, "messages": [convert_message(m, caps) for m in request.messages]}
+    replay = tool_turn_assistants(request.messages) if caps.reasoning_replay != "none" else frozenset()
+    messages = [
+        convert_message(m, caps, replay_reasoning=i in replay) for i, m in enumerate(request.messages)
+    ]
+    body: dict[str, Any] = {"model": model, "messages": messages}
     if request.tools:
-        body["tools"] = [convert_tool(t) for t in request.tools]
+        body["tools"] = [convert_tool(t, caps) for t in request.tools]
         if request.tool_choice is not None and caps.send_tool_choice:
             body["tool_choice"] = convert_tool_choice(request.tool_choice)
         if request.parallel_tool_calls is not None and caps.send_parallel_tool_calls:

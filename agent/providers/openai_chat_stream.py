@@ -9,6 +9,8 @@ and, at the end, the assembled response. Quirks handled, each seen in a real rec
 * ``usage`` read from any chunk, the finish chunk included (DeepSeek), ``choices: []`` tolerated;
 * a missing ``finish_reason`` key is null (DashScope, xAI);
 * ``reasoning_content`` (DeepSeek, llama.cpp, vLLM) and ``reasoning`` (Ollama);
+* ``reasoning_details`` (OpenRouter) assembled per entry and kept as replay blocks, and a tool
+  call's ``extra_content`` (Gemini's thought signature) kept whole for the echo (agent/replay.py);
 * ``{"error": ...}`` in the stream raises the mapped error (OpenAI SDK, vLLM);
 * no ``[DONE]`` is fine once every choice has finished; ending before any finish is not.
 """
@@ -32,6 +34,7 @@ from agent.providers.types import (
     Usage,
     UsageReport,
 )
+from agent.replay import ReplayBlock
 
 
 def _text_of(content: Any) -> str:
@@ -49,6 +52,8 @@ class ChatAccumulator:
         self.model: str | None = None
         self.usage: dict[str, Any] | None = None
         self.choices: dict[int, PendingChoice] = {}
+        # choice index -> reasoning_details entries being assembled, by their ``index`` (or order)
+        self.details: dict[int, dict[Any, dict[str, Any]]] = {}
 
     def feed(self, event: str, data: str) -> list[ModelEvent]:
         if data.startswith("[DONE]"):
@@ -105,6 +110,8 @@ class ChatAccumulator:
             elif key == "tool_calls":
                 for call in value:
                     self._feed_call(pending, call, events)
+            elif key == "reasoning_details" and isinstance(value, list):
+                self._feed_details(index, value)
             elif key == "function_call" and not delta.get("tool_calls") and type(value) is dict:
                 # The deprecated single function_call.
                 self._feed_call(pending, {"index": 0, "function": value}, events)
@@ -125,6 +132,8 @@ class ChatAccumulator:
             target.id = new_id = str(call["id"])
         if not target.name and function.get("name"):
             target.name = new_name = str(function["name"])
+        if isinstance(call.get("extra_content"), dict) and not target.provider_extra:
+            target.provider_extra = {"extra_content": call["extra_content"]}
         fragment = function.get("arguments")
         if fragment is None:
             fragment = ""
@@ -134,6 +143,23 @@ class ChatAccumulator:
             target.parts.append(fragment)
         if new_id or new_name or fragment:
             events.append(ToolCallDelta(pending.index, index, new_id, new_name, fragment))
+
+    def _feed_details(self, choice: int, entries: list[Any]) -> None:
+        """Streamed entries are fragments of one entry per ``index``: strings concatenate, other
+        values are set once they are not null (the signature comes last)."""
+        assembled = self.details.setdefault(choice, {})
+        for entry in entries:
+            if not isinstance(entry, dict):
+                continue
+            # An entry without ``index`` is whole: it gets a key of its own.
+            key = entry["index"] if "index" in entry else f"#{len(assembled)}"
+            target = assembled.setdefault(key, {})
+            for name, value in entry.items():
+                appendable = name not in ("type", "format", "id", "index")
+                if appendable and isinstance(value, str) and isinstance(target.get(name), str):
+                    target[name] += value
+                elif value is not None or name not in target:
+                    target[name] = value
 
     @staticmethod
     def _guess_index(pending: PendingChoice, call_id: Any) -> int:
@@ -150,6 +176,11 @@ class ChatAccumulator:
             raise MalformedStream("the stream ended without any choice")
         if not self.done and all(c.finish_raw is None for c in self.choices.values()):
             raise MalformedStream("the stream ended before a finish_reason or [DONE]")
+        for index, entries in self.details.items():
+            if index in self.choices:
+                self.choices[index].replay.extend(
+                    ReplayBlock("openai_chat", "reasoning_details", entry) for entry in entries.values()
+                )
         choices = tuple(
             finalize_choice(self.choices[i], response_id=self.response_id) for i in sorted(self.choices)
         )

@@ -4,6 +4,14 @@ The history is replayed statelessly as input items (no ``previous_response_id``)
 their role (``developer`` falls back to ``system`` where a profile says so), an assistant's tool
 calls become ``function_call`` items with the real ``call_...`` id, tool results become
 ``function_call_output`` items. Tools are flat (no nested ``function`` object).
+
+Reasoning (docs/providers.md): with ``store: false`` (our default) nothing is kept at OpenAI, so the
+reasoning items are requested with ``include: ["reasoning.encrypted_content"]`` and sent back, whole
+and first, with the assistant turn that holds the ``function_call`` they led to ("you must include
+all reasoning items between the function call and the last user message"). An item without
+``encrypted_content`` only refers to stored state and is replayed only when storage is on.
+Function tools say ``strict`` explicitly: left out, the API treats them as strict and rewrites
+optional parameters as required.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from agent.messages import Message, ToolSpec
 from agent.providers.openai_chat_request import PROTECTED_FIELDS, output_limit
 from agent.providers.profiles import Capabilities
 from agent.providers.types import ModelRequest, ToolChoice
+from agent.replay import ReplayBlock
 
 
 def convert_message(message: Message, caps: Capabilities) -> list[dict[str, Any]]:
@@ -22,7 +31,7 @@ def convert_message(message: Message, caps: Capabilities) -> list[dict[str, Any]
             {"type": "function_call_output", "call_id": message.tool_call_id, "output": message.content or ""}
         ]
     if message.role == "assistant":
-        items: list[dict[str, Any]] = []
+        items: list[dict[str, Any]] = [dict(b.data) for b in message.replay if _replayable(b, caps)]
         if message.content:
             items.append({"role": "assistant", "content": message.content})
         for call in message.tool_calls:
@@ -41,12 +50,20 @@ def convert_message(message: Message, caps: Capabilities) -> list[dict[str, Any]
     return [{"role": role, "content": message.content or ""}]
 
 
+def _replayable(block: ReplayBlock, caps: Capabilities) -> bool:
+    if not caps.replay_blocks or block.wire != "openai_responses" or block.type != "reasoning":
+        return False
+    return bool(block.data.get("encrypted_content")) or caps.responses_store
+
+
 def convert_tool(tool: ToolSpec) -> dict[str, Any]:
     return {
         "type": "function",
         "name": tool.name,
         "description": tool.description,
         "parameters": tool.parameters,
+        # Our tools' schemas are not written for strict mode (optional fields, open objects).
+        "strict": False,
     }
 
 
@@ -61,7 +78,9 @@ def build_payload(
     request: ModelRequest, caps: Capabilities, *, model: str, max_output: int | None
 ) -> dict[str, Any]:
     items = [item for message in request.messages for item in convert_message(message, caps)]
-    body: dict[str, Any] = {"model": model, "input": items}
+    body: dict[str, Any] = {"model": model, "input": items, "store": caps.responses_store}
+    if caps.responses_encrypted_reasoning:
+        body["include"] = ["reasoning.encrypted_content"]
     if request.tools:
         body["tools"] = [convert_tool(t) for t in request.tools]
         if request.tool_choice is not None and caps.send_tool_choice:

@@ -6,7 +6,9 @@
   replaced by the full string of ``...arguments.done`` / ``output_item.done`` when those come;
 * there is no finish_reason: it is derived from ``status`` / ``incomplete_details`` (finish.py);
 * terminal events are ``response.completed`` / ``response.incomplete``; ``response.failed`` and the
-  ``error`` event raise the mapped error; EOF before a terminal event is MalformedStream.
+  ``error`` event raise the mapped error; EOF before a terminal event is MalformedStream;
+* a ``reasoning`` item is taken whole from ``response.output_item.done`` (id, summary,
+  ``encrypted_content``) and kept as a replay block for the next request (agent/replay.py).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from agent.providers.types import (
     Usage,
     UsageReport,
 )
+from agent.replay import ReplayBlock
 
 _REASONING_DELTAS = frozenset({"response.reasoning_summary_text.delta", "response.reasoning_text.delta"})
 
@@ -72,6 +75,8 @@ class ResponsesAccumulator:
             item = payload.get("item") or {}
             if item.get("type") == "function_call":
                 self._complete({"item_id": item.get("id"), **payload}, item.get("arguments"))
+            elif item.get("type") == "reasoning":
+                self.choice.replay.append(ReplayBlock("openai_responses", "reasoning", dict(item)))
         elif kind in ("response.created", "response.in_progress"):
             self._response(payload.get("response") or {})
         elif kind in ("response.completed", "response.incomplete"):

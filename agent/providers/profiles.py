@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 OutputLimitField = Literal["max_completion_tokens", "max_tokens", "max_output_tokens"]
+# Where a Chat Completions provider wants an assistant turn's reasoning text back (docs/providers.md).
+ReasoningReplay = Literal["none", "reasoning_content", "reasoning"]
+SchemaDialect = Literal["json_schema", "gemini"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +47,24 @@ class Capabilities:
     default_total_timeout: float = 1800.0
     # The window when the admin gives none; None = the admin must say (or the server is asked).
     default_context_window: int | None = None
+    # --- reasoning replay in tool loops (agent/replay.py, docs/providers.md "Reasoning replay") ---
+    # Chat: the field that carries an assistant turn's reasoning text back, on every assistant
+    # message of a user turn in which the model called a tool (DeepSeek: reasoning_content).
+    reasoning_replay: ReasoningReplay = "none"
+    # Send back the opaque blocks this wire produced (Anthropic thinking / redacted_thinking,
+    # Responses reasoning items, OpenRouter reasoning_details), verbatim.
+    replay_blocks: bool = False
+    # Chat: echo each tool call's provider fields (Gemini's extra_content.google.thought_signature).
+    echo_tool_call_extra: bool = False
+    # Responses: store the response at the provider (the API's own default is true; ours is not),
+    # and ask for reasoning.encrypted_content so the reasoning can be replayed without storage.
+    responses_store: bool = False
+    responses_encrypted_reasoning: bool = False
+    # Anthropic preserved thinking: a thinking block is valid only if nothing before it changed,
+    # so context compression may drop whole earlier turns but never rewrite inside the run.
+    prefix_locked_thinking: bool = False
+    # Tool parameter schemas: "gemini" removes what the Gemini OpenAI-compatible endpoint rejects.
+    schema_dialect: SchemaDialect = "json_schema"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,16 +97,20 @@ PRESETS: dict[str, Preset] = {
         ),
         (_OPENAI_REASONING,),
     ),
-    # DeepSeek: no n, no parallel_tool_calls field; the reasoner ignores temperature.
+    # DeepSeek: no n, no parallel_tool_calls field; the reasoner ignores temperature. V4 thinks by
+    # default and answers 400 unless the reasoning_content of tool-call turns comes back.
     "deepseek": Preset(
         Capabilities(
             kind="openai_chat",
+            reasoning_replay="reasoning_content",
             default_max_output_tokens=32_000,
             knobs=_EFFORT | {"thinking"},
             knob_style="deepseek",
         ),
         ((r"reasoner", {"send_temperature": False}),),
     ),
+    # DashScope documents no reasoning replay for Qwen (enable_thinking is an extra-body switch);
+    # DeepSeek models hosted there take {"reasoning_replay": "reasoning_content"} as an override.
     "qwen": Preset(
         Capabilities(
             kind="openai_chat",
@@ -95,21 +120,27 @@ PRESETS: dict[str, Preset] = {
             knob_style="qwen",
         )
     ),
-    # vLLM logs that parallel_tool_calls "will be ignored"; n works.
+    # vLLM logs that parallel_tool_calls "will be ignored"; n works. It takes the reasoning back in
+    # ``reasoning`` (renamed from reasoning_content), which gpt-oss needs between tool calls.
     "vllm": Preset(
         Capabilities(
             kind="openai_chat",
             send_n=True,
+            reasoning_replay="reasoning",
             default_max_output_tokens=16_384,
             knobs=_EFFORT | {"thinking"},
             knob_style="vllm",
             **_LOCAL,
         )
     ),
-    # llama.cpp: "Only one completion choice is allowed".
+    # llama.cpp: "Only one completion choice is allowed"; reasoning_content goes back to the template.
     "llamacpp": Preset(
         Capabilities(
-            kind="openai_chat", send_parallel_tool_calls=True, default_max_output_tokens=16_384, **_LOCAL
+            kind="openai_chat",
+            send_parallel_tool_calls=True,
+            default_max_output_tokens=16_384,
+            reasoning_replay="reasoning_content",
+            **_LOCAL,
         )
     ),
     # Ollama ignores tool_choice and n and has no parallel_tool_calls field. Its context is what the
@@ -118,6 +149,7 @@ PRESETS: dict[str, Preset] = {
         Capabilities(
             kind="openai_chat",
             send_tool_choice=False,
+            reasoning_replay="reasoning",
             default_max_output_tokens=16_384,
             knobs=_EFFORT,
             knob_style="openai",
@@ -135,20 +167,25 @@ PRESETS: dict[str, Preset] = {
             default_total_timeout=600.0,
         )
     ),
-    # Gemini's OpenAI-compatible endpoint: no n or parallel_tool_calls; reasoning_effort is mapped to
-    # its thinking level.
+    # Gemini's OpenAI-compatible endpoint: no n or parallel_tool_calls, system role; reasoning_effort
+    # is mapped to its thinking level. Thought signatures ride on each tool call's extra_content and
+    # must be echoed; tool schemas are cut down to what its function declarations accept.
     "gemini": Preset(
         Capabilities(
             kind="openai_chat",
+            echo_tool_call_extra=True,
+            schema_dialect="gemini",
             default_max_output_tokens=32_000,
             knobs=_EFFORT,
             knob_style="openai",
         )
     ),
-    # OpenRouter normalises reasoning into one "reasoning" object for every upstream model.
+    # OpenRouter normalises reasoning into one "reasoning" object for every upstream model, and its
+    # reasoning_details (which carry Anthropic/Gemini signatures) must go back unmodified.
     "openrouter": Preset(
         Capabilities(
             kind="openai_chat",
+            replay_blocks=True,
             send_parallel_tool_calls=True,
             default_max_output_tokens=32_000,
             knobs=_EFFORT | _THINKING,
@@ -165,6 +202,8 @@ PRESETS: dict[str, Preset] = {
             default_max_output_tokens=16_384,
             knobs=_EFFORT,
             knob_style="openai_responses",
+            replay_blocks=True,
+            responses_encrypted_reasoning=True,
         ),
         (_OPENAI_REASONING,),
     ),
@@ -176,6 +215,8 @@ PRESETS: dict[str, Preset] = {
             default_max_output_tokens=32_000,
             knobs=_EFFORT | _THINKING,
             knob_style="anthropic",
+            replay_blocks=True,
+            prefix_locked_thinking=True,
         )
     ),
 }

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agent.messages import Message, ToolSpec
+from agent.replay import ReplayBlock
 
 FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "other"]
 ToolChoice = Literal["auto", "none", "required"] | dict[str, Any]
@@ -97,9 +98,11 @@ class AssembledToolCall:
     parse_error: str | None = None
     # Arguments cut off by an output limit: the loop must never execute such a call (R-LOOP-3).
     truncated: bool = False
+    # Fields of the wire's tool call to echo back verbatim (Gemini's ``extra_content``).
+    provider_extra: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "id": self.id,
             "name": self.name,
             "arguments_raw": self.arguments_raw,
@@ -107,6 +110,9 @@ class AssembledToolCall:
             "parse_error": self.parse_error,
             "truncated": self.truncated,
         }
+        if self.provider_extra:
+            data["provider_extra"] = self.provider_extra
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,9 +124,11 @@ class ChoiceResult:
     finish_reason: FinishReason
     finish_reason_raw: str | None
     refusal: str | None = None
+    # Opaque parts of the turn the provider requires back verbatim (agent/replay.py).
+    replay: tuple[ReplayBlock, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "index": self.index,
             "text": self.text,
             "reasoning": self.reasoning,
@@ -129,6 +137,9 @@ class ChoiceResult:
             "finish_reason_raw": self.finish_reason_raw,
             "refusal": self.refusal,
         }
+        if self.replay:
+            data["replay"] = [b.to_dict() for b in self.replay]
+        return data
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatapp.models import Run
+from chatapp.redaction import shown
 
 
 def _dt(value: Any) -> str | None:
@@ -43,8 +44,8 @@ def run_trace(run: Run, *, include_events: bool = True) -> dict[str, Any]:
             "kind": r.kind,
             "provider": r.provider_name,
             "model": r.model,
-            "request": r.request,
-            "response": r.response,
+            "request": shown(r.request),
+            "response": shown(r.response),
             "finish_reason": r.finish_reason,
             "finish_reason_raw": r.finish_reason_raw,
             "usage": r.usage,
@@ -76,7 +77,7 @@ def run_trace(run: Run, *, include_events: bool = True) -> dict[str, Any]:
     ]
     if include_events:
         data["events"] = [
-            {"seq": e.seq, "type": e.type, "durable": e.durable, "payload": e.payload}
+            {"seq": e.seq, "type": e.type, "durable": e.durable, "payload": shown(e.payload)}
             for e in run.events.all()
         ]
     return data

@@ -22,8 +22,9 @@ from chatapp.audit import record
 from chatapp.audit.filters import RunFilter, filtered_runs
 from chatapp.audit.otel import run_to_otel
 from chatapp.models import AuditEvent, Run, RunEvent
-from chatapp.redaction import redact
+from chatapp.redaction import redact, shown
 from chatapp.services.trace import run_trace
+from chatapp.views.display import round_reasoning
 
 RUNS_PER_PAGE = 25
 EVENTS_PER_PAGE = 100
@@ -74,7 +75,13 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     if run is None:
         raise Http404("No such run")
     rounds = [
-        {"round": r, "request": pretty(r.request), "response": pretty(r.response), "usage": pretty(r.usage)}
+        {
+            "round": r,
+            "request": pretty(shown(r.request)),
+            "response": pretty(shown(r.response)),
+            "usage": pretty(r.usage),
+            "reasoning": round_reasoning(r.response),
+        }
         for r in run.rounds.all()
     ]
     calls = [
@@ -93,7 +100,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "rounds": rounds,
         "calls": calls,
         "events": events,
-        "event_rows": [(e, json.dumps(redact(e.payload), ensure_ascii=False)) for e in events],
+        "event_rows": [(e, json.dumps(shown(e.payload), ensure_ascii=False)) for e in events],
         "audit_events": AuditEvent.objects.filter(run_id=run.pk).order_by("seq"),
     }
     return render(request, "audit/run.html", context)

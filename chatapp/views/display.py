@@ -7,8 +7,10 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
+from agent.replay import blocks_from_dicts, opaque_size
 from chatapp.markdown import render_markdown
 from chatapp.models import Conversation, Message, Run
+from chatapp.redaction import redact_text
 
 
 @dataclass
@@ -30,6 +32,7 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
         calls.setdefault(call.round_index, []).append(call)
     for r in rounds:
         r.calls = calls.get(r.index, [])
+        r.reasoning = round_reasoning(r.response)
     return Exchange(
         user=run.user_message if include_user else None,
         run=run,
@@ -46,3 +49,24 @@ def conversation_items(
         return [_exchange(only_run, include_user)]
     runs = convo.runs.select_related("user_message").order_by("id")
     return [_exchange(run, include_user) for run in runs]
+
+
+def round_reasoning(response: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the trace shows of a round's reasoning: the text (secrets removed) and, for what the
+    provider sealed (signatures, encrypted reasoning, thought signatures), only "opaque, N bytes"."""
+    choices = (response or {}).get("choices") or []
+    if not choices:
+        return None
+    choice = choices[0]
+    text = redact_text(choice.get("reasoning") or "")
+    sealed = [
+        {"type": b.type, "opaque_bytes": b.opaque_bytes} for b in blocks_from_dicts(choice.get("replay"))
+    ]
+    for call in choice.get("tool_calls") or ():
+        extra = call.get("provider_extra")
+        if extra:
+            label = f"thought signature of {call.get('name')}"
+            sealed.append({"type": label, "opaque_bytes": opaque_size(extra)})
+    if not text and not sealed:
+        return None
+    return {"text": text, "blocks": sealed}

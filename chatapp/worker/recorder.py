@@ -17,7 +17,7 @@ from channels.layers import get_channel_layer
 
 from agent import events as ev
 from chatapp.frames import event_payload, event_type
-from chatapp.redaction import redact
+from chatapp.redaction import redact, shown
 from chatapp.worker import crash, store
 from chatapp.worker.runtime import WorkerRuntime
 
@@ -148,7 +148,9 @@ class RunRecorder:
         async with self._lock:
             self.seq += 1
             seq = self.seq
-        kind, payload = event_type(event), redact(event_payload(event))
+        # The replay blocks are stored as received (they go back to the provider); what is logged
+        # and published is the shown form.
+        kind, payload = event_type(event), redact(event_payload(event), keep_replay=True)
         extra: dict[str, Any] = {}
         if isinstance(event, ev.RunFailed):
             extra["partial_text"] = "".join(self.partial_text)
@@ -162,8 +164,9 @@ class RunRecorder:
             extra["definition_hash"] = info.definition_hash or ""
         await self.runtime.db(store.persist_durable, self.run_id, seq, kind, payload, event, extra)
         crash.after_stored(kind, payload)
-        trace_log.info(structured(self.run_id, seq, kind, payload))
-        await self._publish(seq, kind, payload)
+        visible = shown(payload)
+        trace_log.info(structured(self.run_id, seq, kind, visible))
+        await self._publish(seq, kind, visible)
 
     async def _publish(self, seq: int, kind: str, payload: dict[str, Any]) -> None:
         frame = {"run": self.run_id, "seq": seq, "type": kind, "data": payload}

@@ -72,7 +72,8 @@ def _store_round(run_id: int, event: ev.RoundFinished) -> None:
             "provider_name": event.provider,
             "model": event.model,
             "request": redact(event.request),
-            "response": redact(event.response.to_dict()),
+            # Replay blocks verbatim: a round row rebuilt into its event must replay the same bytes.
+            "response": redact(event.response.to_dict(), keep_replay=True),
             "finish_reason": event.finish_reason,
             "finish_reason_raw": event.finish_reason_raw,
             "usage": usage,

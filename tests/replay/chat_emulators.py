@@ -1,0 +1,255 @@
+"""Strict Chat Completions emulators: DeepSeek V4 (thinking mode) and Gemini 3 (OpenAI-compatible).
+
+DeepSeek (https://api-docs.deepseek.com/guides/thinking_mode): thinking is on by default; "between
+two user messages, if the model performed a tool call, the intermediate assistant's
+reasoning_content must participate in the context concatenation" in all later requests, otherwise
+HTTP 400 invalid_request_error "The reasoning_content in the thinking mode must be passed back to
+the API." Streams follow the recorded fixture: reasoning_content deltas first, then the tool call,
+usage on the finish chunk.
+
+Gemini (https://ai.google.dev/gemini-api/docs/thought-signatures, OpenAI compatibility page): each
+tool call carries ``extra_content.google.thought_signature``; a function call of the current turn
+sent back without it is HTTP 400 INVALID_ARGUMENT "Function call is missing a thought_signature in
+functionCall parts. ..." in a *list-shaped* body. Unknown schema keywords are rejected the same way
+("Invalid JSON payload received. Unknown name ..."), as are ``parallel_tool_calls`` and ``n``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from emulator_http import json_response, seal, sealed_ok, sse
+from seed_scenario import FINAL_TEXT, reasoning_for, round_calls
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+DEEPSEEK_MISSING = "The reasoning_content in the thinking mode must be passed back to the API."
+GEMINI_MISSING = (
+    "Function call is missing a thought_signature in functionCall parts. This is required for tools to "
+    "work correctly, and missing thought_signature may lead to degraded model performance. Additional "
+    "data, function call `default_api:{name}` , position {position}. Please refer to "
+    "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
+)
+GEMINI_SCHEMA_KEYS = frozenset(
+    {
+        "type", "format", "title", "description", "nullable", "enum", "items", "properties", "required",
+        "anyOf", "minimum", "maximum", "minItems", "maxItems", "minLength", "maxLength", "pattern",
+        "minProperties", "maxProperties", "default", "example", "propertyOrdering",
+    }
+)
+
+
+class Rejected(Exception):
+    def __init__(self, response: Response) -> None:
+        self.response = response
+
+
+def turns(messages: list[dict[str, Any]]) -> list[list[tuple[int, dict[str, Any]]]]:
+    """Messages between user messages, with their positions."""
+    out: list[list[tuple[int, dict[str, Any]]]] = [[]]
+    for position, message in enumerate(messages):
+        if message.get("role") == "user":
+            out.append([])
+        else:
+            out[-1].append((position, message))
+    return out
+
+
+def results_in_current_turn(messages: list[dict[str, Any]]) -> int:
+    return sum(1 for _, m in turns(messages)[-1] if m.get("role") == "tool")
+
+
+def check_tool_pairing(messages: list[dict[str, Any]], error: Any) -> None:
+    """OpenAI's rule: a tool message answers a tool call of the assistant message before it."""
+    open_ids: set[str] = set()
+    for message in messages:
+        if message.get("role") == "assistant":
+            open_ids = {c.get("id") for c in message.get("tool_calls") or ()}
+        elif message.get("role") == "tool" and message.get("tool_call_id") not in open_ids:
+            raise Rejected(error(400, "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'."))
+
+
+@dataclass
+class ChatEmulator:
+    """Common shape: record each body, validate, answer the seed scenario (streamed or not)."""
+
+    model_prefix: str
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def app(self) -> Starlette:
+        routes = [Route(p, self.endpoint, methods=["POST"]) for p in ("/v1/chat/completions", "/chat/completions")]
+        return Starlette(routes=routes)
+
+    async def endpoint(self, request: Request) -> Response:
+        body = json.loads(await request.body())
+        self.requests.append(body)
+        try:
+            self.validate(body, request)
+        except Rejected as rejected:
+            return rejected.response
+        seen = results_in_current_turn(body["messages"])
+        calls = round_calls(seen)
+        chunks = self.chunks(seen, calls, body)
+        if body.get("stream"):
+            return sse((None, c) for c in [*chunks, "[DONE]"])
+        return json_response(200, self.completion(chunks))
+
+    # -- per provider ----------------------------------------------------------------------------
+    def error(self, status: int, message: str) -> Response:
+        raise NotImplementedError
+
+    def validate(self, body: dict[str, Any], request: Request) -> None:
+        if not str(body.get("model", "")).startswith(self.model_prefix):
+            raise Rejected(self.error(400, f"Model Not Exist: {body.get('model')}"))
+        check_tool_pairing(body.get("messages") or [], self.error)
+
+    def call_extra(self, name: str, arguments: str, position: int) -> dict[str, Any]:
+        return {}
+
+    def reasoning_delta(self, text: str) -> dict[str, Any]:
+        return {}
+
+    # -- the answer ------------------------------------------------------------------------------
+    def chunks(self, seen: int, calls: list[tuple[str, str]] | None, body: dict[str, Any]) -> list[dict[str, Any]]:
+        base = {"id": f"emu-{seen}", "object": "chat.completion.chunk", "created": int(time.time()), "model": body["model"]}
+
+        def chunk(delta: dict[str, Any], finish: str | None = None, usage: Any = None) -> dict[str, Any]:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            return {**base, "choices": [choice], "usage": usage}
+
+        out = [chunk({"role": "assistant", "content": None, **self.reasoning_delta("")})]
+        reasoning = reasoning_for(seen)
+        if self.reasoning_delta(""):
+            for piece in (reasoning[: len(reasoning) // 2], reasoning[len(reasoning) // 2 :]):
+                out.append(chunk({"content": None, **self.reasoning_delta(piece)}))
+        usage = {"prompt_tokens": 300 + 100 * seen, "completion_tokens": 40, "total_tokens": 340 + 100 * seen}
+        if calls is None:
+            for piece in (FINAL_TEXT[:5], FINAL_TEXT[5:]):
+                out.append(chunk({"content": piece}))
+            out.append(chunk({"content": ""}, "stop", usage))
+            return out
+        for position, (name, arguments) in enumerate(calls):
+            call_id = f"call_{seen:02d}_{position}_{name}"
+            first = {"index": position, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+            first.update(self.call_extra(name, arguments, position))
+            out.append(chunk({"tool_calls": [first]}))
+            for piece in (arguments[:7], arguments[7:]):
+                out.append(chunk({"tool_calls": [{"index": position, "function": {"arguments": piece}}]}))
+        out.append(chunk({"content": ""}, "tool_calls", usage))
+        return out
+
+    @staticmethod
+    def completion(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+        """The same answer as one non-streamed body."""
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        calls: dict[int, dict[str, Any]] = {}
+        finish, usage = None, None
+        for c in chunks:
+            choice = c["choices"][0]
+            finish = choice["finish_reason"] or finish
+            usage = c["usage"] or usage
+            for key, value in choice["delta"].items():
+                if key in ("content", "reasoning_content") and value:
+                    message[key] = (message.get(key) or "") + value
+                elif key == "tool_calls":
+                    for call in value:
+                        target = calls.setdefault(call["index"], {"function": {"arguments": ""}})
+                        for k, v in call.items():
+                            if k == "function":
+                                target["function"]["name"] = v.get("name") or target["function"].get("name")
+                                target["function"]["arguments"] += v.get("arguments") or ""
+                            elif k != "index":
+                                target[k] = v
+        if calls:
+            message["tool_calls"] = [calls[i] for i in sorted(calls)]
+        first = chunks[0]
+        choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+        return {"id": first["id"], "object": "chat.completion", "created": first["created"],
+                "model": first["model"], "choices": [choice], "usage": usage}
+
+
+class DeepSeekEmulator(ChatEmulator):
+    def __init__(self) -> None:
+        super().__init__(model_prefix="deepseek-v4")
+
+    def error(self, status: int, message: str) -> Response:
+        body = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}}
+        return json_response(status, body)
+
+    def reasoning_delta(self, text: str) -> dict[str, Any]:
+        return {"reasoning_content": text}
+
+    def validate(self, body: dict[str, Any], request: Request) -> None:
+        super().validate(body, request)
+        thinking = (body.get("thinking") or {}).get("type", "enabled") != "disabled"
+        if not thinking:
+            return
+        for turn in turns(body["messages"]):
+            assistants = [m for _, m in turn if m.get("role") == "assistant"]
+            if any(m.get("tool_calls") for m in assistants):
+                if any(not isinstance(m.get("reasoning_content"), str) for m in assistants):
+                    raise Rejected(self.error(400, DEEPSEEK_MISSING))
+
+
+class GeminiEmulator(ChatEmulator):
+    """Gemini 3 on /v1beta/openai/: thought signatures per function call, strict schema subset."""
+
+    def __init__(self) -> None:
+        super().__init__(model_prefix="gemini-3")
+
+    def error(self, status: int, message: str) -> Response:
+        # The OpenAI-compatible endpoint wraps Google's error in a list.
+        body = [{"error": {"code": status, "message": message, "status": "INVALID_ARGUMENT"}}]
+        return json_response(status, body)
+
+    def call_extra(self, name: str, arguments: str, position: int) -> dict[str, Any]:
+        # Gemini 3 signs the first function call of a step (parallel calls after it carry none).
+        if position:
+            return {}
+        return {"extra_content": {"google": {"thought_signature": seal("gemini", f"{name}\n{arguments}")}}}
+
+    def validate(self, body: dict[str, Any], request: Request) -> None:
+        for key in ("parallel_tool_calls", "n"):
+            if key in body:
+                raise Rejected(self.error(400, f'Invalid JSON payload received. Unknown name "{key}": Cannot find field.'))
+        for number, tool in enumerate(body.get("tools") or ()):
+            bad = unknown_schema_key(tool["function"].get("parameters") or {})
+            if bad:
+                where = f"tools[0].function_declarations[{number}].parameters"
+                raise Rejected(self.error(400, f'Invalid JSON payload received. Unknown name "{bad}" at \'{where}\': Cannot find field.'))
+        super().validate(body, request)
+        turn = turns(body["messages"])[-1]  # "strict validation on the current turn"
+        step = 0
+        for _, message in turn:
+            if message.get("role") != "assistant":
+                continue
+            for position, call in enumerate(message.get("tool_calls") or ()):
+                function = call.get("function") or {}
+                if position:
+                    continue
+                signature = ((call.get("extra_content") or {}).get("google") or {}).get("thought_signature")
+                if signature is None:
+                    raise Rejected(self.error(400, GEMINI_MISSING.format(name=function.get("name"), position=step + 1)))
+                if not sealed_ok("gemini", f"{function.get('name')}\n{function.get('arguments')}", signature):
+                    raise Rejected(self.error(400, "Unable to submit request because Thought signature is not valid."))
+            step += 1
+
+
+def unknown_schema_key(schema: Any) -> str | None:
+    if not isinstance(schema, dict):
+        return None
+    for key, value in schema.items():
+        if key not in GEMINI_SCHEMA_KEYS:
+            return key
+        nested = value.values() if key == "properties" and isinstance(value, dict) else [value]
+        if key in ("properties", "items", "anyOf"):
+            for sub in nested if key != "anyOf" else value:
+                found = unknown_schema_key(sub)
+                if found:
+                    return found
+    return None
