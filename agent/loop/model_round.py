@@ -83,6 +83,7 @@ async def prepare(
         temperature=settings.temperature,
         n=settings.n,
         parallel_tool_calls=settings.parallel_tool_calls if specs and not off else None,
+        cache_key=settings.cache_key,
     )
     return PreparedRound(request, estimated)
 

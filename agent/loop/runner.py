@@ -25,6 +25,7 @@ from agent.loop.steps import (
 )
 from agent.providers.base import Provider
 from agent.providers.errors import ContextTooLong, ProviderError
+from agent.providers.finish import context_full
 from agent.providers.types import Usage
 from agent.sink import Sink
 from agent.state import RunOutcome, RunState
@@ -69,6 +70,8 @@ async def run_step(
     if last is None:
         return await _model_round(state, provider, tools, sink, settings, "normal", None)
     choice = last.choice
+    # The last answer filled the context window: the next request is compressed first.
+    full = context_full(choice.finish_reason_raw)
     acts_on_calls = (
         bool(choice.tool_calls) and last.kind != "final" and choice.finish_reason != "content_filter"
     )
@@ -78,12 +81,11 @@ async def run_step(
             interruption = await settle_round(state, last, tools, toolbox, sink, settings, policy)
             return interruption or NextStepRunAgain()
         guard = guard_reason(state, settings)
-        return await _model_round(
-            state, provider, tools, sink, settings, "final" if guard else "normal", guard
-        )
+        kind = "final" if guard else "normal"
+        return await _model_round(state, provider, tools, sink, settings, kind, guard, force=full)
     chain = continuation_chain(state)
     if choice.finish_reason == "length" and len(chain) - 1 < settings.max_continuations:
-        return await _model_round(state, provider, tools, sink, settings, "continuation", None)
+        return await _model_round(state, provider, tools, sink, settings, "continuation", None, force=full)
     return await _finish(state, sink)
 
 
@@ -104,8 +106,10 @@ async def _model_round(
     settings: LoopSettings,
     kind: str,
     guard: str | None,
+    *,
+    force: bool = False,
 ) -> NextStep:
-    force, retries = False, 0
+    retries = 0
     while True:
         try:
             prepared = await prepare(
@@ -123,9 +127,16 @@ async def _model_round(
         except ProviderError as exc:
             if not exc.retryable or retries >= settings.round_retries:
                 return await _fail(state, sink, type(exc).__name__, exc.message, exc.code)
+            if exc.retry_after is not None and exc.retry_after > settings.max_round_retry_wait:
+                # Retrying sooner than the server asked fails again (and may count against the limit).
+                message = (
+                    f"{exc.message} (the provider asks to wait {exc.retry_after:g} s before retrying, "
+                    f"longer than a run waits: {settings.max_round_retry_wait:g} s)"
+                )
+                return await _fail(state, sink, type(exc).__name__, message, exc.code)
             retries += 1
             wait = exc.retry_after if exc.retry_after is not None else 1.0
-            await asyncio.sleep(min(wait, settings.max_round_retry_wait))
+            await asyncio.sleep(wait)
 
 
 async def _finish(state: RunState, sink: Sink) -> NextStep:

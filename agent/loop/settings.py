@@ -31,4 +31,5 @@ class LoopSettings:
     temperature: float | None = None
     n: int | None = None
     workspace: str | None = None  # passed to tools in ToolContext
+    cache_key: str | None = None  # the prompt cache this run's requests share (one per conversation)
     cancel_check_every: int = 32  # stream events between two Sink.is_cancelled() calls

@@ -7,6 +7,7 @@
 * consecutive messages of one role are merged: the API wants user/assistant alternation;
 * an assistant turn's ``thinking`` / ``redacted_thinking`` blocks go first, exactly as received
   (signature included): "echo the assistant message exactly as received" (docs/providers.md).
+* prompt-cache breakpoints are added last, per the profile (``caching.mark_anthropic``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 from typing import Any
 
 from agent.messages import Message, ToolSpec
+from agent.providers.caching import mark_anthropic
 from agent.providers.openai_chat_request import PROTECTED_FIELDS, output_limit
 from agent.providers.profiles import Capabilities
 from agent.providers.types import ModelRequest, ToolChoice
@@ -117,6 +119,7 @@ def build_payload(
     for key, value in request.extra.items():
         if key not in PROTECTED_FIELDS:
             body[key] = value
+    mark_anthropic(body, caps.prompt_cache)
     if caps.stream:
         body["stream"] = True
     return body

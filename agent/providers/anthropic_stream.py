@@ -20,7 +20,7 @@ from typing import Any
 
 from agent.providers.assemble import PendingCall, PendingChoice, finalize_choice, usage_from_anthropic
 from agent.providers.error_map import map_error
-from agent.providers.errors import MalformedStream
+from agent.providers.errors import MalformedStream, StreamEndedEarly
 from agent.providers.types import (
     AssembledResponse,
     Finish,
@@ -137,7 +137,7 @@ class AnthropicAccumulator:
 
     def finish(self) -> list[ModelEvent]:
         if not self.done:
-            raise MalformedStream("the stream ended before message_stop")
+            raise StreamEndedEarly("the stream ended before message_stop")
         choice = finalize_choice(self.choice, response_id=self.response_id)
         usage = usage_from_anthropic(self.usage)
         return [

@@ -38,6 +38,7 @@ from agent.providers.errors import (
     QuotaExceeded,
     RateLimited,
     StalledStream,
+    StreamEndedEarly,
     TransientUpstream,
 )
 from agent.providers.replay_rules import explain
@@ -50,9 +51,12 @@ _CONTEXT_CODES = frozenset(
         "string_above_max_length",
     }
 )
+# Anthropic's wordings (strands-agents/sdk-python#1078): "prompt is too long: N tokens > M maximum",
+# "input length and `max_tokens` exceed context limit: …", "input and output tokens exceed your
+# context limit", "input length exceeds context window".
 _CONTEXT_MESSAGE = re.compile(
     r"maximum context length|context length|exceeds the available context size|prompt is too long"
-    r"|context window|input is too long|too many input tokens",
+    r"|context window|input is too long|too many input tokens|exceeds? (?:your )?context limit",
     re.IGNORECASE,
 )
 _QUOTA_CODES = frozenset({"insufficient_quota", "credit_balance_exhausted", "billing_hard_limit_reached"})
@@ -211,6 +215,10 @@ def map_transport_error(exc: httpx.HTTPError, idle_timeout: float) -> ProviderEr
         )
     if isinstance(exc, httpx.TimeoutException):
         return TransientUpstream(f"timed out: {type(exc).__name__}")
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+        # The peer closed the connection mid-body ("peer closed connection without sending complete
+        # message body"): a premature end, retried by http.py only if nothing was output yet.
+        return StreamEndedEarly(f"the connection closed early: {type(exc).__name__}: {exc}")
     if isinstance(exc, httpx.DecodingError):
         return MalformedStream(f"could not decode the response: {exc}")
     return TransientUpstream(f"connection failed: {type(exc).__name__}: {exc}")

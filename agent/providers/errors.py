@@ -8,9 +8,14 @@
     ├── TransientUpstream      5xx, 529 overloaded, connection reset            -- retryable
     │   └── StalledStream      no byte for idle_timeout s                      -- never retried
     ├── BadRequest             any other 4xx                                   -- never retried
-    └── MalformedStream        bytes that do not follow the protocol; stream ended early
+    └── MalformedStream        bytes that do not follow the protocol
+        └── StreamEndedEarly   the connection closed before the protocol's end (a proxy or idle cut)
 
 Retries happen only before any output reached the caller; after that the error propagates.
+A stream that ended early *before any output* is a network blip and is retried as
+``TransientUpstream``; after output it stays a ``StreamEndedEarly`` and is not retried (what was
+shown would be generated, and billed, again).
+
 ``agent.providers.error_map`` is the one place that turns HTTP statuses, error bodies and httpx
 exceptions into these classes; ``agent.providers.retry`` decides whether and when to retry.
 """
@@ -90,3 +95,7 @@ class BadRequest(ProviderError):
 
 class MalformedStream(ProviderError):
     code = "malformed_stream"
+
+
+class StreamEndedEarly(MalformedStream):
+    code = "stream_ended_early"

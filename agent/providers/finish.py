@@ -72,6 +72,16 @@ def normalize(
     return reason
 
 
+# Raw values meaning "input plus output filled the context window" (Anthropic's stop reason; its docs:
+# "Treat the response as truncated"). Normalised to ``length``, but the follow-up must make room by
+# compressing the context: a plain continuation would send an even longer prompt.
+_CONTEXT_FULL = frozenset({"model_context_window_exceeded"})
+
+
+def context_full(raw: str | int | None) -> bool:
+    return raw is not None and str(raw).lower() in _CONTEXT_FULL
+
+
 def responses_raw(status: str | None, incomplete_reason: str | None) -> str | None:
     """The raw value recorded for a Responses result, which has no finish_reason of its own."""
     if status == "incomplete":

@@ -5,8 +5,11 @@ JSON body (``build_payload``), a fresh ``StreamAccumulator`` and the events for 
 body. Everything that touches the network lives here, so the rules hold for all three wire APIs:
 
 * one request body per ``stream()`` call, built once, identical on every retry, and the same one
-  ``describe_request`` shows the trace (secrets removed);
-* retries (``retry.RetryPolicy``) only while nothing has been yielded to the caller;
+  ``describe_request`` shows the trace (secrets removed). The one exception: a provider that refuses
+  the prompt-cache fields (``caching.is_cache_refusal``) gets the body again without them, and this
+  provider object stops sending them, so the trace still shows what was sent;
+* retries (``retry.RetryPolicy``) only while nothing has been yielded to the caller; a stream that
+  ended early before any output counts as transient (``StreamEndedEarly`` -> ``TransientUpstream``);
 * idle timeout = httpx read timeout (stream mode); total timeout = a deadline over the whole attempt;
 * a 200 that is JSON although a stream was asked for (some proxies, and pre-stream errors) is read
   as a non-streaming body or mapped as an error;
@@ -16,7 +19,9 @@ body. Everything that touches the network lives here, so the rules hold for all 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, ClassVar, Protocol
@@ -24,8 +29,9 @@ from typing import Any, ClassVar, Protocol
 import httpx
 
 from agent.providers import knobs
+from agent.providers.caching import is_cache_refusal
 from agent.providers.error_map import extract_error, map_error, map_response_error, map_transport_error
-from agent.providers.errors import MalformedStream, ProviderError, TransientUpstream
+from agent.providers.errors import MalformedStream, ProviderError, StreamEndedEarly, TransientUpstream
 from agent.providers.profiles import Capabilities
 from agent.providers.redact import redact_request
 from agent.providers.retry import RetryPolicy
@@ -34,6 +40,7 @@ from agent.providers.sse import is_event_stream, iter_sse
 from agent.providers.types import ModelEvent, ModelRequest
 
 Sleep = Callable[[float], Awaitable[None]]
+log = logging.getLogger(__name__)
 
 
 class StreamAccumulator(Protocol):
@@ -145,12 +152,30 @@ class HttpProvider:
                     yielded = True
                     yield event
                 return
-            except ProviderError as error:
+            except ProviderError as raised:
+                error = raised
+                if isinstance(error, StreamEndedEarly) and not yielded:
+                    # Nothing was produced yet: a cut connection, not a broken protocol.
+                    error = TransientUpstream(f"{error.message} (before any output)", status=error.status)
+                if not yielded and is_cache_refusal(error) and self._drop_caching():
+                    log.warning("%s refused the prompt cache fields (%s); sending without", self.name, error)
+                    payload = self.payload(request)
+                    continue
                 delay = None if yielded else self.retry.delay(error, attempt)
                 if delay is None:
-                    raise
+                    if error is raised:
+                        raise
+                    raise error from raised
             attempt += 1
             await self._sleep(delay)
+
+    def _drop_caching(self) -> bool:
+        """Turn prompt caching off for this provider; False when it was off already."""
+        caps = self.capabilities
+        if caps.prompt_cache == "off" and not caps.send_prompt_cache_key:
+            return False
+        self.capabilities = dataclasses.replace(caps, prompt_cache="off", send_prompt_cache_key=False)
+        return True
 
     async def _attempt(self, payload: dict[str, Any]) -> AsyncIterator[ModelEvent]:
         deadline = time.monotonic() + self.total_timeout

@@ -122,6 +122,8 @@ def build_payload(
         body["temperature"] = request.temperature
     if request.n is not None and request.n != 1 and caps.send_n:
         body["n"] = request.n
+    if request.cache_key and caps.send_prompt_cache_key:
+        body["prompt_cache_key"] = request.cache_key
     for key, value in request.extra.items():
         if key not in PROTECTED_FIELDS:
             body[key] = value

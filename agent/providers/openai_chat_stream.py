@@ -22,7 +22,7 @@ from typing import Any
 
 from agent.providers.assemble import PendingCall, PendingChoice, finalize_choice, usage_from_openai
 from agent.providers.error_map import extract_error, map_error
-from agent.providers.errors import MalformedStream
+from agent.providers.errors import MalformedStream, StreamEndedEarly
 from agent.providers.types import (
     AssembledResponse,
     Finish,
@@ -173,9 +173,9 @@ class ChatAccumulator:
 
     def finish(self) -> list[ModelEvent]:
         if not self.choices:
-            raise MalformedStream("the stream ended without any choice")
+            raise StreamEndedEarly("the stream ended without any choice")
         if not self.done and all(c.finish_raw is None for c in self.choices.values()):
-            raise MalformedStream("the stream ended before a finish_reason or [DONE]")
+            raise StreamEndedEarly("the stream ended before a finish_reason or [DONE]")
         for index, entries in self.details.items():
             if index in self.choices:
                 self.choices[index].replay.extend(

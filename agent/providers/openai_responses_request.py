@@ -92,6 +92,8 @@ def build_payload(
         body[caps.output_limit_field] = limit
     if request.temperature is not None and caps.send_temperature:
         body["temperature"] = request.temperature
+    if request.cache_key and caps.send_prompt_cache_key:
+        body["prompt_cache_key"] = request.cache_key
     for key, value in request.extra.items():
         if key not in PROTECTED_FIELDS:
             body[key] = value

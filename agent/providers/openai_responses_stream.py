@@ -19,7 +19,7 @@ from typing import Any
 from agent.providers import finish
 from agent.providers.assemble import PendingCall, PendingChoice, finalize_choice, usage_from_responses
 from agent.providers.error_map import map_error
-from agent.providers.errors import MalformedStream
+from agent.providers.errors import MalformedStream, StreamEndedEarly
 from agent.providers.types import (
     AssembledResponse,
     Finish,
@@ -140,7 +140,7 @@ class ResponsesAccumulator:
 
     def finish(self) -> list[ModelEvent]:
         if not self.done:
-            raise MalformedStream("the stream ended before response.completed or response.incomplete")
+            raise StreamEndedEarly("the stream ended before response.completed or response.incomplete")
         raw = finish.responses_raw(self.status, self.incomplete_reason)
         reason = finish.normalize_responses(
             self.status, self.incomplete_reason, has_tool_calls=bool(self.choice.calls)

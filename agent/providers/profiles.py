@@ -14,12 +14,15 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 OutputLimitField = Literal["max_completion_tokens", "max_tokens", "max_output_tokens"]
 # Where a Chat Completions provider wants an assistant turn's reasoning text back (docs/providers.md).
 ReasoningReplay = Literal["none", "reasoning_content", "reasoning"]
 SchemaDialect = Literal["json_schema", "gemini"]
+# Anthropic prompt caching: "breakpoints" marks the last tool, the system block and the last message
+# block; "automatic" sends the one top-level ``cache_control``; "off" sends neither.
+PromptCache = Literal["off", "breakpoints", "automatic"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +68,9 @@ class Capabilities:
     prefix_locked_thinking: bool = False
     # Tool parameter schemas: "gemini" removes what the Gemini OpenAI-compatible endpoint rejects.
     schema_dialect: SchemaDialect = "json_schema"
+    prompt_cache: PromptCache = "off"
+    # OpenAI ``prompt_cache_key``: routes requests of one conversation to the same prompt cache.
+    send_prompt_cache_key: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +81,13 @@ class Preset:
 
 
 # OpenAI's reasoning models (o-series, gpt-5) reject a temperature other than the default, and
-# spend part of max_completion_tokens on reasoning: they get a larger default limit.
+# spend part of max_completion_tokens on reasoning: they get a larger default limit. The o-series
+# (o1, o3-mini, o3, o4-mini) also answers 400 ``unsupported_parameter`` to any ``parallel_tool_calls``,
+# even ``false`` (langchain-ai/langchain#29704, run-llama/llama_index#20865).
+_O_SERIES = (
+    r"^o\d",
+    {"send_temperature": False, "default_max_output_tokens": 32_000, "send_parallel_tool_calls": False},
+)
 _OPENAI_REASONING = (r"^(o\d|gpt-5)", {"send_temperature": False, "default_max_output_tokens": 32_000})
 
 _EFFORT = frozenset({"reasoning_effort"})
@@ -94,8 +106,9 @@ PRESETS: dict[str, Preset] = {
             default_max_output_tokens=16_384,
             knobs=_EFFORT,
             knob_style="openai",
+            send_prompt_cache_key=True,
         ),
-        (_OPENAI_REASONING,),
+        (_O_SERIES, _OPENAI_REASONING),
     ),
     # DeepSeek: no n, no parallel_tool_calls field; the reasoner ignores temperature. V4 thinks by
     # default and answers 400 unless the reasoning_content of tool-call turns comes back.
@@ -204,6 +217,7 @@ PRESETS: dict[str, Preset] = {
             knob_style="openai_responses",
             replay_blocks=True,
             responses_encrypted_reasoning=True,
+            send_prompt_cache_key=True,
         ),
         (_OPENAI_REASONING,),
     ),
@@ -217,6 +231,7 @@ PRESETS: dict[str, Preset] = {
             knob_style="anthropic",
             replay_blocks=True,
             prefix_locked_thinking=True,
+            prompt_cache="breakpoints",
         )
     ),
 }
@@ -240,4 +255,6 @@ def resolve(preset: str, model: str, overrides: dict[str, Any] | None = None) ->
         if unknown:
             raise ValueError(f"unknown capability override(s) {sorted(unknown)}; known: {sorted(_FIELDS)}")
         caps = dataclasses.replace(caps, **overrides)
+    if caps.prompt_cache not in get_args(PromptCache):
+        raise ValueError(f"prompt_cache must be one of {get_args(PromptCache)}, not {caps.prompt_cache!r}")
     return caps

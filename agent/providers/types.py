@@ -26,6 +26,9 @@ class ModelRequest:
     temperature: float | None = None
     n: int | None = None
     parallel_tool_calls: bool | None = None
+    # Names the prompt cache this request belongs to (one per conversation); sent as OpenAI's
+    # ``prompt_cache_key`` where the profile takes it.
+    cache_key: str | None = None
     # Free-form per-request fields passed through verbatim (after capability filtering).
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -57,7 +57,10 @@ def test_anthropic_body_matches_the_recorded_tool_result_is_error_request():
         tools=(WEATHER,),
         max_output_tokens=1024,
     )
-    p = provider("anthropic", model="claude-haiku-4-5", capability_overrides={"stream": False})
+    # The recordings were made without prompt caching; the markers are tested in test_prompt_caching.
+    p = provider(
+        "anthropic", model="claude-haiku-4-5", capability_overrides={"stream": False, "prompt_cache": "off"}
+    )
     assert p.build_payload(request) == strip_caller(recorded)
 
 
@@ -65,7 +68,7 @@ def test_anthropic_body_matches_the_recorded_streaming_roundtrip_request():
     recorded = anthropic_exchanges("anthropic_http_stream_tool_use_roundtrip.json")[1]["request"]["body"]
     result = '{"location": "San Francisco, CA", "temperature": "68\\u00b0F", "condition": "Sunny"}'
     request = ModelRequest(weather_history(False, result), tools=(WEATHER,), max_output_tokens=1024)
-    p = provider("anthropic", model="claude-haiku-4-5")
+    p = provider("anthropic", model="claude-haiku-4-5", capability_overrides={"prompt_cache": "off"})
     assert p.build_payload(request) == strip_caller(recorded)
 
 
@@ -84,7 +87,7 @@ def test_anthropic_system_separate_and_parallel_results_in_one_user_message():
         tool_choice="required",
         parallel_tool_calls=False,
     )
-    body = provider("anthropic").build_payload(request)
+    body = provider("anthropic", capability_overrides={"prompt_cache": "off"}).build_payload(request)
     assert body["system"] == "Be brief.\n\nUse tools."
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
     assert [b["type"] for b in body["messages"][1]["content"]] == ["text", "tool_use", "tool_use"]
