@@ -69,8 +69,9 @@ def mark_anthropic(body: dict[str, Any], mode: str) -> None:
     if isinstance(system, str) and system:
         body["system"] = [{"type": "text", "text": system, "cache_control": dict(EPHEMERAL)}]
     messages = body.get("messages") or []
-    if messages:
-        _mark_last_block(messages[-1])
+    for message in reversed(messages):  # the last block that may carry a marker
+        if _mark_last_block(message):
+            break
     # The previous round's tail: the user message just before the last assistant message.
     if len(messages) >= 3 and messages[-2]["role"] == "assistant" and messages[-3]["role"] == "user":
         _mark_last_block(messages[-3])
