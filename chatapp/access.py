@@ -14,10 +14,18 @@ def is_auditor(user: Any) -> bool:
     return bool(user.is_authenticated and user.groups.filter(name=AUDITORS).exists())
 
 
+# Reading another user's conversation takes an explicit grant: the auditors' group, a superuser, or
+# this permission (the admin's "view conversation"). ``is_staff`` alone only means "may log into the
+# admin" and grants nothing here (issue 16, M1).
+VIEW_ANY_CONVERSATION = "chatapp.view_conversation"
+
+
 def can_view_conversation(user: Any, conversation: Any) -> bool:
-    if not user.is_authenticated:
+    if not user.is_authenticated or not user.is_active:
         return False
-    return conversation.owner_id == user.pk or user.is_superuser or user.is_staff or is_auditor(user)
+    if conversation.owner_id == user.pk or user.is_superuser or is_auditor(user):
+        return True
+    return bool(user.has_perm(VIEW_ANY_CONVERSATION))
 
 
 def refuse_auditors(user: Any) -> None:

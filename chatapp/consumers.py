@@ -3,7 +3,7 @@
 The client sends ``{"resume": {"<run id>": <last seq>, ...}}`` (or nothing) once connected. The
 consumer joins the group first, then replays stored frames newer than what the client has; frames
 that arrive live meanwhile may overlap the replay, and the client drops any (run, seq) it has seen.
-Only the conversation's owner, staff and auditors may subscribe.
+Only the conversation's owner, auditors and holders of view_conversation may subscribe (access.py).
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ patterns that look like keys or bearer tokens wherever they appear.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from typing import Any
@@ -25,7 +26,16 @@ _PATTERNS = [
     re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
 ]
 _SECRET_ENV = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SECRET_KEY", "CLEARLOOP_ENCRYPTION_KEY")
+# Environment variables whose values are secrets by their name (provider keys, tokens, passwords).
+_SECRET_ENV_NAME = re.compile(r"CLEARLOOP_KEY_\w+|\w+_(API_KEY|TOKEN|SECRET|PASSWORD)")
+# A key of a headers/env object that names a credential: its value is a secret whatever it looks like.
+SECRET_NAME = re.compile(r"(?i)auth|token|secret|passw|api[-_]?key|cookie|credential|session|private")
 _extra: set[str] = set()
+
+
+def secret_named(key: str, value: str) -> bool:
+    """Is ``value``, stored under ``key`` in a headers/env object, a secret?"""
+    return bool(SECRET_NAME.search(key)) or redact_text(value) != value
 
 
 def register_secret(value: str | None) -> None:
@@ -35,7 +45,8 @@ def register_secret(value: str | None) -> None:
 
 
 def known_secrets() -> list[str]:
-    values = {os.environ.get(name) or "" for name in _SECRET_ENV} | _extra
+    named = [v for k, v in os.environ.items() if _SECRET_ENV_NAME.fullmatch(k)]
+    values = {os.environ.get(name) or "" for name in _SECRET_ENV} | set(named) | _extra
     return sorted((v for v in values if len(v) >= 6), key=len, reverse=True)
 
 
@@ -72,3 +83,19 @@ def redact(value: Any, *, keep_replay: bool = False) -> Any:
 def shown(value: Any) -> Any:
     """What may be shown of a stored value: sealed blobs as "[opaque, N bytes]", secrets removed."""
     return redact(summarise(value))
+
+
+def redact_event(event: Any) -> Any:
+    """An engine event (a dataclass) with every string, list and dict field redacted.
+
+    The recorder applies this once to each event before it is stored, logged or published, so error
+    messages (a provider quoting the key it was sent, issue 16 H2) are covered like text and results.
+    """
+    changes = {}
+    for f in dataclasses.fields(event):
+        value = getattr(event, f.name)
+        if f.init and isinstance(value, str | list | dict):
+            cleaned = redact(value, keep_replay=True)  # replay blocks go back to the provider as received
+            if cleaned != value:
+                changes[f.name] = cleaned
+    return dataclasses.replace(event, **changes) if changes else event

@@ -162,6 +162,10 @@ TOOL_MAX_SECONDS = env_int("CLEARLOOP_TOOL_MAX_SECONDS", 600, minimum=1)
 STREAM_COALESCE_MS = env_int("CLEARLOOP_STREAM_COALESCE_MS", 30, minimum=0)
 WORKSPACE_ROOT = Path(env_str("CLEARLOOP_WORKSPACE_ROOT", str(DATA_DIR / "workspaces")) or "").resolve()
 FIELD_ENCRYPTION_KEY = env_str("CLEARLOOP_ENCRYPTION_KEY")
+# A provider's key variable must match this (issue 16, M8): no other setting can be read through it.
+PROVIDER_KEY_ENV_PATTERN = env_str(
+    "CLEARLOOP_PROVIDER_KEY_ENV_PATTERN", r"CLEARLOOP_KEY_[A-Z0-9_]+|[A-Z][A-Z0-9_]*_API_KEY"
+)
 
 OPENAI_BASE_URL = env_url("OPENAI_BASE_URL", "https://api.openai.com/v1", schemes=("http", "https"))
 OPENAI_API_KEY = env_str("OPENAI_API_KEY")

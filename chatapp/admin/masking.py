@@ -8,24 +8,22 @@ means "keep what is stored"; a new value replaces it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from django import forms
 
-from chatapp.redaction import redact_text
+from chatapp.redaction import secret_named
 from chatapp.services.mcp_config import ENV_PREFIX
 
 MASK = "********"
-_SECRET_KEY = re.compile(r"(?i)auth|token|secret|passw|api[-_]?key|cookie|credential|session|private")
 
 
 def is_secret(key: str, value: Any) -> bool:
     text = str(value)
     if text.startswith(ENV_PREFIX) or not text:
         return False
-    return bool(_SECRET_KEY.search(str(key))) or redact_text(text) != text
+    return secret_named(str(key), text)
 
 
 def masked(values: Mapping[str, Any] | None) -> dict[str, Any]:

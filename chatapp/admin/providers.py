@@ -27,7 +27,8 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
         strip=True,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
         help_text="Write-only: stored encrypted and never shown again. Leave blank to keep the stored "
-        "key. Alternatively name an environment variable below (it wins when it is set).",
+        "key. Changing the base URL removes a stored key unless a new one is entered. Alternatively "
+        "name an environment variable below (it wins when it is set).",
     )
     clear_api_key = forms.BooleanField(label="Remove the stored API key", required=False)
 
@@ -146,7 +147,8 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
         config = super().save(commit=False)
         if self.cleaned_data.get("api_key"):
             config.api_key_encrypted = encrypt(self.cleaned_data["api_key"])
-        elif self.cleaned_data.get("clear_api_key"):
+        elif self.cleaned_data.get("clear_api_key") or "base_url" in self.changed_data:
+            # A stored key is never sent to an endpoint other than the one it was entered for (M8).
             config.api_key_encrypted = ""
         if commit:
             config.save()

@@ -2,14 +2,13 @@
 
 ``record`` is called inside the transaction that makes the change it records, so the audit row and
 the change commit or roll back together. Appends are serialised so concurrent workers never fork the
-chain: on PostgreSQL with a transaction-scoped advisory lock (held until the caller's transaction
+chain: on PostgreSQL with a table lock on the audit table (held until the caller's transaction
 ends, so call ``record`` last in it); SQLite runs write transactions one at a time already
 (``transaction_mode`` IMMEDIATE). ``seq`` is unique as a last line of defence.
 """
 
 from __future__ import annotations
 
-import zlib
 from typing import Any
 
 from django.db import connection, transaction
@@ -19,8 +18,6 @@ from chatapp.audit.chain import GENESIS, canonical_json, digest, document, norma
 from chatapp.models import Approval, AuditEvent, Round, Run, ToolCall
 from chatapp.redaction import redact
 
-# A fixed 32-bit key for pg_advisory_xact_lock; any constant works as long as every writer agrees.
-LOCK_KEY = zlib.crc32(b"clearloop.audit_chain")
 SYSTEM = "system"
 
 
@@ -65,9 +62,20 @@ def record(
 
 
 def _lock() -> None:
+    # A table lock, not an advisory lock: advisory locks are open to every role of the database, so
+    # the read-only SQL tool's role could take the chain's lock and stall every audited write (L4).
+    # SHARE ROW EXCLUSIVE conflicts with itself (appenders queue) but not with readers, and only a
+    # role with write privileges on the table may take it.
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
+            cursor.execute(f"LOCK TABLE {AuditEvent._meta.db_table} IN SHARE ROW EXCLUSIVE MODE")
+
+
+def _answers(run: Run) -> list[str]:
+    from chatapp.models import Message
+
+    rows = Message.objects.filter(run_id=run.pk, role=Message.Role.ASSISTANT).order_by("id")
+    return list(rows.values_list("content", flat=True))
 
 
 def describe(subject: Any) -> dict[str, Any]:
@@ -85,6 +93,9 @@ def describe(subject: Any) -> dict[str, Any]:
             "prompt_tokens": subject.prompt_tokens,
             "completion_tokens": subject.completion_tokens,
             "final_text_sha256": digest(subject.final_text),
+            # What the conversation shows: the user's message and the stored answer(s) (M7).
+            "user_message_sha256": digest(subject.user_message.content if subject.user_message else ""),
+            "answer_sha256": digest(_answers(subject)),
         }
     if isinstance(subject, Round):
         return {

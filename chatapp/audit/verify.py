@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chatapp.audit.chain import GENESIS, row_hash
+from chatapp.audit.content import first_content_mismatch
 from chatapp.models import AuditEvent
 
 
 @dataclass(frozen=True)
 class Break:
     seq: int
-    problem: str  # "hash_mismatch" | "prev_hash_mismatch" | "gap"
+    problem: str  # "hash_mismatch" | "prev_hash_mismatch" | "gap" | "anchor_*" | "content_mismatch"
     detail: str
 
     def __str__(self) -> str:
@@ -30,12 +31,25 @@ class Verification:
         return self.broken is None
 
 
-def verify_chain(*, anchor: tuple[int, str] | None = None, chunk_size: int = 2000) -> Verification:
-    """Check every row in seq order; stop at the first problem.
+def verify_chain(
+    *, anchor: tuple[int, str] | None = None, chunk_size: int = 2000, content: bool = True
+) -> Verification:
+    """Check every row in seq order; stop at the first problem. Then, with ``content``, check that
+    the runs, rounds, tool calls and approvals still hold what the chain pinned (``content.py``).
 
     ``anchor`` is a (seq, hash) pair recorded earlier outside the database: the row must still exist
     with that hash, which catches truncation and rows removed from the end of the chain.
     """
+    result = _verify_links(anchor, chunk_size)
+    if result.ok and content:
+        mismatch = first_content_mismatch()
+        if mismatch is not None:
+            broken = Break(mismatch.seq, "content_mismatch", f"content edited: {mismatch}")
+            return Verification(result.count, result.head_seq, result.head_hash, broken)
+    return result
+
+
+def _verify_links(anchor: tuple[int, str] | None, chunk_size: int) -> Verification:
     count, prev_seq, prev_hash = 0, 0, GENESIS
     anchored = anchor is None
     for row in AuditEvent.objects.order_by("seq").iterator(chunk_size=chunk_size):

@@ -3,6 +3,8 @@ from __future__ import annotations
 from django.core.validators import RegexValidator
 from django.db import models
 
+from chatapp.models.fields import EncryptedValuesJSONField
+
 # The engine's rule (agent/mcp/config.py): tools are exposed as server__tool, so no "__" in a name.
 mcp_name_validator = RegexValidator(
     r"^(?!.*__)[a-z0-9][a-z0-9_\-]{0,31}$", "lowercase letters, digits, _ and -; at most 32; no '__'"
@@ -21,9 +23,9 @@ class McpServer(models.Model):
     transport = models.CharField(max_length=10, choices=Transport.choices, default=Transport.STDIO)
     command = models.CharField(max_length=300, blank=True)
     args = models.JSONField(default=list, blank=True, help_text="an array; never run through a shell")
-    env = models.JSONField(default=dict, blank=True)
+    env = EncryptedValuesJSONField(default=dict, blank=True)
     url = models.URLField(max_length=300, blank=True)
-    headers = models.JSONField(default=dict, blank=True)
+    headers = EncryptedValuesJSONField(default=dict, blank=True)
     enabled = models.BooleanField(default=True)
     connect_timeout = models.FloatField(default=15.0)
     call_timeout = models.FloatField(default=60.0)

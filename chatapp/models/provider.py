@@ -1,7 +1,19 @@
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
+
+
+def validate_key_env(name: str) -> None:
+    from chatapp.secrets import key_env_allowed
+
+    if name and not key_env_allowed(name):
+        raise ValidationError(
+            f"{name!r} is not an allowed key variable: use CLEARLOOP_KEY_<NAME> or <NAME>_API_KEY "
+            "(CLEARLOOP_PROVIDER_KEY_ENV_PATTERN), so no other setting of the server can be sent out"
+        )
+
 
 slug_validator = RegexValidator(r"^[a-z0-9][a-z0-9_\-]{0,39}$", "lowercase letters, digits, _ and -")
 
@@ -27,7 +39,13 @@ class ProviderConfig(models.Model):
     preset_origin = models.CharField(max_length=200, blank=True, editable=False)
     base_url = models.URLField(max_length=300)
     model = models.CharField(max_length=120)
-    api_key_env = models.CharField(max_length=80, blank=True, help_text="name of an environment variable")
+    api_key_env = models.CharField(
+        max_length=80,
+        blank=True,
+        validators=[validate_key_env],
+        help_text="name of an environment variable matching CLEARLOOP_PROVIDER_KEY_ENV_PATTERN "
+        "(default CLEARLOOP_KEY_* or *_API_KEY)",
+    )
     api_key_encrypted = models.TextField(blank=True, editable=False)
     context_window = models.PositiveIntegerField(default=128_000)
     # Empty = the preset's default, which is sized for thinking models (thinking counts against it).

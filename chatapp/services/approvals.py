@@ -29,7 +29,14 @@ class AlreadyDecided(ChatError):
 
 
 def may_approve(user: Any) -> bool:
-    return bool(user.is_authenticated and user.is_active and user.has_perm("chatapp.approve_toolcall"))
+    """The documented rule, for the admin, the approval page and the CLI alike: staff status and the
+    ``approve_toolcall`` permission (issue 16, L13: the CLI used to skip the staff check)."""
+    return bool(
+        user.is_authenticated
+        and user.is_active
+        and user.is_staff
+        and user.has_perm("chatapp.approve_toolcall")
+    )
 
 
 def pending() -> list[ToolCall]:
@@ -43,7 +50,8 @@ def pending() -> list[ToolCall]:
 def _check_person(user: Any, call: ToolCall) -> None:
     if not may_approve(user):
         raise ApprovalRefused(
-            f"{user.get_username()} may not approve tool calls (permission approve_toolcall)."
+            f"{user.get_username()} may not approve tool calls "
+            "(it takes staff status and the permission approve_toolcall)."
         )
     owner_id = call.run.conversation.owner_id
     rule = policies.match(policies.load_rules(), call.name)

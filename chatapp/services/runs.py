@@ -7,6 +7,7 @@ from django.db import IntegrityError, transaction
 
 from chatapp.audit import record
 from chatapp.models import Conversation, Message, ProviderConfig, Run
+from chatapp.redaction import redact_text
 from chatapp.services.errors import MessageRejected, RunAlreadyActive
 from chatapp.services.providers import default_provider
 
@@ -34,6 +35,8 @@ def start_run(conversation: Conversation, text: str) -> Run:
     from chatapp.tasks import execute_run
 
     check_message(text)
+    # A known secret pasted into the chat is stored (and sent) as [REDACTED], like everywhere else.
+    text = redact_text(text)
     provider = provider_for(conversation)
     try:
         with transaction.atomic():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,8 +18,7 @@ from agent.providers.settings import ProviderSettings
 from agent.state import ApprovalDecision, RunState
 from chatapp.frames import event_from_row
 from chatapp.models import Message, ProviderConfig, Run, RunEvent, ToolCall
-from chatapp.redaction import register_secret
-from chatapp.secrets import decrypt
+from chatapp.secrets import provider_key
 
 SYSTEM_PROMPT = (
     "You are the assistant of clearloop, a chat app where every step you take is shown to the user. "
@@ -45,10 +43,7 @@ class RunContext:
 
 
 def provider_settings(config: ProviderConfig, model: str) -> ProviderSettings:
-    key = os.environ.get(config.api_key_env) if config.api_key_env else None
-    if not key and config.api_key_encrypted:
-        key = decrypt(config.api_key_encrypted)
-    register_secret(key)
+    key = provider_key(config)
     return ProviderSettings(
         name=config.name,
         kind=config.kind,

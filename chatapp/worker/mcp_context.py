@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent.mcp.errors import UnknownServerError
 from chatapp.services.mcp_config import enabled_configs
 from chatapp.worker.runtime import get_runtime
 from chatapp.worker.toolboxes import mcp_pool
@@ -15,19 +16,35 @@ from chatapp.worker.toolboxes import mcp_pool
 MAX_RESOURCE_CHARS = 20_000
 
 
-async def _pool() -> Any:
+async def _pool() -> tuple[Any, list[str]]:
+    """The worker's pool, in step with the database: enabled servers configured, the others removed.
+
+    Only the enabled servers' names are returned and accepted (issue 16, M2): a server the admin
+    disabled or deleted is contacted for nobody, whatever the worker's pool still held.
+    """
     runtime = get_runtime()
     pool = await mcp_pool(runtime)
-    for config in await runtime.db(enabled_configs):
+    configs = await runtime.db(enabled_configs)
+    enabled = [c.name for c in configs]
+    for config in configs:
         if config.name not in pool.servers or pool.config(config.name) != config:
             pool.configure(config)
+    for name in [n for n in pool.servers if n not in enabled]:
+        await pool.remove(name)
+    return pool, enabled
+
+
+async def _enabled_pool(server: str) -> Any:
+    pool, enabled = await _pool()
+    if server not in enabled:
+        raise UnknownServerError(f"MCP server {server!r} is not enabled")
     return pool
 
 
 async def list_context() -> dict[str, Any]:
-    pool = await _pool()
+    pool, enabled = await _pool()
     servers: dict[str, Any] = {}
-    for name in pool.servers:
+    for name in enabled:
         entry: dict[str, Any] = {"resources": [], "prompts": [], "error": None}
         try:
             entry["resources"] = [
@@ -63,13 +80,13 @@ def _text_of(contents: list[Any]) -> str:
 
 
 async def read_resource(server: str, uri: str) -> dict[str, Any]:
-    pool = await _pool()
+    pool = await _enabled_pool(server)
     result = await pool.read_resource(server, uri)
     return {"server": server, "uri": uri, "text": _text_of(result.contents)}
 
 
 async def expand_prompt(server: str, name: str, arguments: dict[str, str]) -> dict[str, Any]:
-    pool = await _pool()
+    pool = await _enabled_pool(server)
     result = await pool.get_prompt(server, name, arguments)
     texts = []
     for message in result.messages:

@@ -17,7 +17,7 @@ from channels.layers import get_channel_layer
 
 from agent import events as ev
 from chatapp.frames import event_payload, event_type
-from chatapp.redaction import redact, shown
+from chatapp.redaction import redact, redact_event, shown
 from chatapp.worker import crash, store
 from chatapp.worker.runtime import WorkerRuntime
 
@@ -95,6 +95,7 @@ class RunRecorder:
         self.tool_infos: dict[str, Any] = {}  # text of the round in flight, kept if the run is stopped
 
     async def emit(self, event: ev.Event) -> None:
+        event = redact_event(event)  # one redaction for all that is stored, logged and published
         if isinstance(event, _DELTAS):
             if isinstance(event, ev.TextDelta):
                 self.partial_text.append(event.text)
@@ -153,7 +154,7 @@ class RunRecorder:
         kind, payload = event_type(event), redact(event_payload(event), keep_replay=True)
         extra: dict[str, Any] = {}
         if isinstance(event, ev.RunFailed):
-            extra["partial_text"] = "".join(self.partial_text)
+            extra["partial_text"] = redact("".join(self.partial_text))
         elif isinstance(event, ev.ToolCallChanged) and event.name in self.tool_infos:
             info = self.tool_infos[event.name]
             extra["definition"] = info.spec.to_dict() | {

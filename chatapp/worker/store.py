@@ -136,20 +136,33 @@ def _store_answer(run: Run, text: str, *, partial: bool) -> None:
 
 
 def finish_run(run_id: int, status: str, **fields: Any) -> None:
+    # Errors are text from providers, tools and exceptions: redacted like everything else stored (H2).
+    fields = {k: redact(v) if isinstance(v, str) else v for k, v in fields.items()}
     Run.objects.filter(pk=run_id).update(
         status=status, finished_at=timezone.now(), lease_owner="", lease_expires_at=None, **fields
     )
     record("run_finished", run_id=run_id, subject=Run.objects.get(pk=run_id))
 
 
+UNKNOWN_AFTER_STOP = "The run was stopped while this call was running; whether it took effect is unknown."
+
+
 def mark_running_unknown(run_id: int) -> int:
-    """After a stop, calls that were running have an unknown outcome; they are never repeated."""
-    return ToolCall.objects.filter(run_id=run_id, status=ToolCall.Status.RUNNING).update(
-        status=ToolCall.Status.UNKNOWN,
-        is_error=True,
-        error_code="outcome_unknown",
-        result="The run was stopped while this call was running; whether it took effect is unknown.",
-    )
+    """After a stop, calls that were running have an unknown outcome; they are never repeated.
+
+    Each change is chained like any other tool-call status, so the audit check still matches them.
+    """
+    marked = 0
+    for call in ToolCall.objects.filter(run_id=run_id, status=ToolCall.Status.RUNNING):
+        with transaction.atomic():
+            call.status = ToolCall.Status.UNKNOWN
+            call.is_error = True
+            call.error_code = "outcome_unknown"
+            call.result = UNKNOWN_AFTER_STOP
+            call.save(update_fields=["status", "is_error", "error_code", "result"])
+            record("tool_call_status", run_id=run_id, subject=call)
+        marked += 1
+    return marked
 
 
 def mark_awaiting_approval(run_id: int) -> None:

@@ -1,0 +1,46 @@
+"""A JSON object field whose literal string values are encrypted at rest (issue 16, M10).
+
+Used for MCP servers' ``env`` and ``headers``: in Python the object holds plain values (forms, the
+mcpServers import/export and the worker see what was entered); in the database every literal value is
+``fernet:<token>``. ``env:NAME`` references are not secrets and stay readable. Values whose key names a
+credential or that look like one are registered with the redactor whenever they are loaded, so an MCP
+server that echoes them is redacted like a provider key. Rows written before this field (plain values)
+are read as they are and encrypted on their next save (migration 0005 re-saves them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+
+from chatapp.redaction import register_secret, secret_named
+from chatapp.secrets import decrypt, encrypt
+
+ENCRYPTED_PREFIX = "fernet:"
+REFERENCE_PREFIX = "env:"
+
+
+def _is_literal(value: Any) -> bool:
+    prefixes = (REFERENCE_PREFIX, ENCRYPTED_PREFIX)
+    return isinstance(value, str) and bool(value) and not value.startswith(prefixes)
+
+
+class EncryptedValuesJSONField(models.JSONField):
+    def get_prep_value(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            value = {k: ENCRYPTED_PREFIX + encrypt(v) if _is_literal(v) else v for k, v in value.items()}
+        return super().get_prep_value(value)
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
+        value = super().from_db_value(value, expression, connection)
+        if not isinstance(value, dict):
+            return value
+        plain = {}
+        for key, item in value.items():
+            if isinstance(item, str) and item.startswith(ENCRYPTED_PREFIX):
+                item = decrypt(item[len(ENCRYPTED_PREFIX) :])
+            if _is_literal(item) and secret_named(str(key), item):
+                register_secret(item)
+            plain[key] = item
+        return plain
