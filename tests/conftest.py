@@ -25,7 +25,7 @@ def _folder(item) -> str:
 
 
 def _allow_audit_truncate(sender, connection, **kwargs):
-    # The audit table refuses TRUNCATE (migration 0006) unless the session opts in; the test process
+    # The audit table refuses TRUNCATE (migration 0007) unless the session opts in; the test process
     # flushes its database between transactional tests with TRUNCATE, so its connections opt in.
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:

@@ -5,7 +5,7 @@ mcpServers import/export and the worker see what was entered); in the database e
 ``fernet:<token>``. ``env:NAME`` references are not secrets and stay readable. Values whose key names a
 credential or that look like one are registered with the redactor whenever they are loaded, so an MCP
 server that echoes them is redacted like a provider key. Rows written before this field (plain values)
-are read as they are and encrypted on their next save (migration 0005 re-saves them).
+are read as they are and encrypted on their next save (migration 0006 re-saves them).
 """
 
 from __future__ import annotations

@@ -62,16 +62,24 @@ def test_l13_cli_approval_needs_staff_as_the_readme_says(cast):
     assert ToolCall.objects.get(pk=call.pk).status == "awaiting_approval"
 
 
+def _form_data(row, **changes):
+    from django.forms.models import model_to_dict
+
+    from chatapp.admin.providers import ProviderConfigForm
+
+    data = {k: v for k, v in model_to_dict(row).items() if v is not None}
+    for name in ("extra_headers", "capability_overrides", "extra_body"):
+        if name in data:
+            data[name] = json.dumps(data[name])
+    data.update(changes)
+    return ProviderConfigForm(data=data, instance=row if row.pk else None)
+
+
 def test_m8_a_provider_cannot_read_other_settings_through_its_key_variable(monkeypatch, cast):
     monkeypatch.setenv("DATABASE_URL", "postgres://user:pw@db/clearloop")
-    client = _client(cast["ada"])
-    page = client.post("/admin/chatapp/providerconfig/add/", {
-        "name": "exfil", "kind": "openai_chat", "preset": "openai", "base_url": "http://127.0.0.1:9/v1",
-        "model": "m", "api_key_env": "DATABASE_URL", "context_window": 1000, "max_output_tokens": 10,
-        "extra_headers": "{}", "capability_overrides": "{}", "enabled": "on",
-    })
-    assert page.status_code == 200 and "not an allowed key variable" in page.content.decode()
-    assert not ProviderConfig.objects.filter(name="exfil").exists()
+    template = ProviderConfig(name="exfil", base_url="http://127.0.0.1:9/v1", model="m")
+    form = _form_data(template, api_key_env="DATABASE_URL")
+    assert not form.is_valid() and "not an allowed key variable" in str(form.errors["api_key_env"])
     # Even a row written around the form never reads it.
     row = ProviderConfig.objects.create(name="exfil2", base_url="http://127.0.0.1:9/v1", model="m",
                                         api_key_env="DATABASE_URL")
@@ -84,13 +92,13 @@ def test_m8_a_provider_cannot_read_other_settings_through_its_key_variable(monke
 def test_m8_a_stored_key_is_not_sent_to_a_new_base_url(cast):
     row = ProviderConfig.objects.create(name="keyed", base_url="https://api.example.com/v1", model="m",
                                         api_key_encrypted=encrypt("sk-stored-0123456789abcdef"))
-    client = _client(cast["ada"])
-    page = client.post(f"/admin/chatapp/providerconfig/{row.pk}/change/", {
-        "name": "keyed", "kind": "openai_chat", "preset": "openai", "base_url": "http://attacker.example/v1",
-        "model": "m", "api_key_env": "", "context_window": 1000, "max_output_tokens": 10,
-        "extra_headers": "{}", "capability_overrides": "{}", "enabled": "on",
-    })
-    assert page.status_code == 302, page.content.decode()[:2000]
+    same = _form_data(row, label="renamed")
+    assert same.is_valid(), same.errors
+    same.save()
+    assert ProviderConfig.objects.get(pk=row.pk).api_key_encrypted  # kept for the same endpoint
+    moved = _form_data(ProviderConfig.objects.get(pk=row.pk), base_url="http://attacker.example/v1")
+    assert moved.is_valid(), moved.errors
+    moved.save()
     assert ProviderConfig.objects.get(pk=row.pk).api_key_encrypted == ""
 
 

@@ -14,7 +14,7 @@ def encrypt_stored_values(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("chatapp", "0004_demo_servers_moved"),
+        ("chatapp", "0005_provider_knobs"),
     ]
 
     operations = [

@@ -37,6 +37,6 @@ def _on_postgres(*statements):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("chatapp", "0005_secrets_at_rest")]
+    dependencies = [("chatapp", "0006_secrets_at_rest")]
 
     operations = [migrations.RunPython(_on_postgres(FUNCTION, DROP, TRIGGER), _on_postgres(DROP))]
