@@ -57,9 +57,17 @@ def estimate_tokens(text: str) -> int:
 
 @dataclass(slots=True)
 class TokenCounter:
-    """Counts tokens of text, messages and tool specs; ``exact`` says whether a BPE is in use."""
+    """Counts tokens of text, messages and tool specs; ``exact`` says whether a BPE is in use.
+
+    ``cjk_per_char``: for providers whose tokenizer documents a rate for Chinese characters
+    (DeepSeek: "1 Chinese character ≈ 0.6 token"), CJK characters are counted at that rate and
+    only the rest goes through cl100k, which spends one to two tokens per Chinese character. A
+    single calibration ratio cannot cover both: a tool loop's content shifts from English schemas
+    to Chinese results between rounds.
+    """
 
     use_bpe: bool = True
+    cjk_per_char: float | None = None
 
     @property
     def exact(self) -> bool:
@@ -68,8 +76,13 @@ class TokenCounter:
     def count_text(self, text: str | None) -> int:
         if not text:
             return 0
+        cjk = 0.0
+        if self.cjk_per_char is not None:
+            rest = "".join(ch for ch in text if not _is_cjk(ch))
+            cjk, text = (len(text) - len(rest)) * self.cjk_per_char, rest
         encoder = _offline_encoder() if self.use_bpe else None
-        return encoder(text) if encoder else estimate_tokens(text)
+        counted = (encoder(text) if encoder else estimate_tokens(text)) if text else 0
+        return counted + math.ceil(cjk)
 
     def count_message(self, message: Message) -> int:
         total = MESSAGE_OVERHEAD + self.count_text(message.content)
@@ -102,3 +115,8 @@ class Calibration:
 
     def apply(self, estimated: int) -> int:
         return math.ceil(estimated * self.ratio)
+
+    @classmethod
+    def blend(cls, prior: float | None, observed: float, weight: float = 0.5) -> float:
+        """A moving average of observations: recent ones weigh more, one odd round does not rule."""
+        return observed if prior is None else (1 - weight) * prior + weight * observed

@@ -29,15 +29,63 @@ class Cancelled(Exception):
 class PreparedRound:
     request: pt.ModelRequest
     estimated_input: int
+    raw_input: int = 0  # our uncalibrated count: what the next round's calibration compares with
 
 
-def calibration(state: RunState) -> Calibration:
-    """Provider-reported prompt tokens of the last round against our estimate for it (R-CTX-1)."""
+def calibration(state: RunState, prior: float | None = None) -> Calibration:
+    """Provider-reported prompt tokens of the last round against our *raw* count for it (R-CTX-1).
+
+    The raw (uncalibrated) count is what each round stores, so the ratio never compares against an
+    already-calibrated number (which made every other round uncalibrated). Before this run has a
+    round, ``prior`` is the ratio learned for this provider and model in earlier runs.
+    """
     for record in reversed(state.rounds):
-        estimated = record.request.get("estimated_input_tokens")
-        if estimated:
-            return Calibration.from_observation(estimated, record.response.usage.prompt_tokens)
-    return Calibration()
+        raw, reported = record.request.get("raw_input_tokens"), record.response.usage.prompt_tokens
+        if raw and reported:
+            return Calibration.from_observation(raw, reported)
+    return Calibration(ratio=prior) if prior else Calibration()
+
+
+def anchored_estimate(
+    state: RunState,
+    messages: list[Message],
+    specs: tuple[ToolSpec, ...],
+    counter: TokenCounter,
+    ratio: Calibration,
+    prior: float | None = None,
+) -> int | None:
+    """Last round's reported prompt tokens + the calibrated count of what was appended since.
+
+    Exact for everything the provider already counted; only the new messages are estimated, at
+    the ratio of what was *appended* between the last two rounds when there are two, else at the
+    ratio learned over earlier runs, else at the last round's (whose count is mostly the fixed
+    prefix: system prompt and tool schemas, which tokenize unlike tool results). None when the last
+    request is not a prefix of this one (compressed, other tools): then the whole request is
+    estimated.
+    """
+    if not state.rounds:
+        return None
+    last = state.rounds[-1]
+    sent, reported = last.request.get("messages"), last.response.usage.prompt_tokens
+    if not sent or not reported or len(sent) > len(messages):
+        return None
+    if [t.to_dict() for t in specs] != last.request.get("tools"):
+        return None
+    if [m.to_dict() for m in messages[: len(sent)]] != sent:
+        return None
+    appended = _appended_ratio(state) or (Calibration(ratio=prior) if prior else ratio)
+    return reported + appended.apply(sum(counter.count_message(m) for m in messages[len(sent) :]))
+
+
+def _appended_ratio(state: RunState) -> Calibration | None:
+    if len(state.rounds) < 2:
+        return None
+    before, last = state.rounds[-2], state.rounds[-1]
+    raws = (before.request.get("raw_input_tokens"), last.request.get("raw_input_tokens"))
+    reports = (before.response.usage.prompt_tokens, last.response.usage.prompt_tokens)
+    if None in raws or None in reports or not raws[0] or raws[1] - raws[0] <= 0:
+        return None
+    return Calibration.from_observation(raws[1] - raws[0], reports[1] - reports[0])
 
 
 def tools_off(state: RunState, kind: str) -> bool:
@@ -56,7 +104,7 @@ async def prepare(
     *,
     force_compress: bool = False,
 ) -> PreparedRound:
-    counter = TokenCounter(use_bpe=settings.use_bpe)
+    counter = TokenCounter(use_bpe=settings.use_bpe, cjk_per_char=settings.cjk_tokens_per_char)
     messages = request_messages(state, kind, guard)
     off = tools_off(state, kind)
     # R-LOOP-8: the spec is sent exactly as the toolbox gives it (admin overrides are applied there).
@@ -64,12 +112,16 @@ async def prepare(
     if off and not settings.tool_choice_none_supported:
         specs = ()
     tool_choice = ("none" if off else "auto") if specs else None
-    ratio = calibration(state)
-    estimated = ratio.apply(counter.count_request(messages, specs))
+    ratio = calibration(state, settings.token_ratio)
+    raw = counter.count_request(messages, specs)
+    estimated = anchored_estimate(
+        state, messages, specs, counter, ratio, settings.appended_token_ratio
+    ) or ratio.apply(raw)
     if force_compress or over_threshold(settings.limits, estimated):
         messages, estimated = await _compress(
             state, sink, counter, settings, messages, specs, ratio, force_compress
         )
+        raw = counter.count_request(messages, specs)
     budget = output_budget(settings.limits, estimated)
     if budget < settings.limits.min_output:
         raise ContextTooLong(
@@ -85,7 +137,7 @@ async def prepare(
         parallel_tool_calls=settings.parallel_tool_calls if specs and not off else None,
         cache_key=settings.cache_key,
     )
-    return PreparedRound(request, estimated)
+    return PreparedRound(request, estimated, raw)
 
 
 async def _compress(
@@ -131,6 +183,7 @@ def request_record(provider: Provider, prepared: PreparedRound, kind: str, guard
         "n": req.n,
         "parallel_tool_calls": req.parallel_tool_calls,
         "estimated_input_tokens": prepared.estimated_input,
+        "raw_input_tokens": prepared.raw_input,
         "kind": kind,
         "guard": guard,
     }

@@ -27,6 +27,14 @@ class LoopSettings:
     result_cap_chars: int = DEFAULT_RESULT_CAP
     limits: ContextLimits = field(default_factory=ContextLimits)
     use_bpe: bool = True  # False forces the chars-per-token estimate
+    # Provider tokens per token we count, learned for this provider and model in earlier runs (the
+    # host persists it); None until one is known. Calibrates the first round of a run.
+    token_ratio: float | None = None
+    # The same for what a tool loop appends between rounds (tool results): it tokenizes unlike the
+    # fixed prefix (system prompt, tool schemas) that dominates a first round.
+    appended_token_ratio: float | None = None
+    # The provider's documented tokens per CJK character, when it has one (profiles.Capabilities).
+    cjk_tokens_per_char: float | None = None
     parallel_tool_calls: bool | None = True  # sent only when tools are offered
     temperature: float | None = None
     n: int | None = None

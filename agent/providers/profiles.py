@@ -48,8 +48,10 @@ class Capabilities:
     # minutes before their first byte (providers.md review §4), so hosted presets wait long.
     default_idle_timeout: float = 300.0
     default_total_timeout: float = 1800.0
-    # The window when the admin gives none; None = the admin must say (or the server is asked).
+    # The window the server runs with when it does not say (Ollama's documented 4k default), and
+    # how to ask it ("ollama": /api/ps, /api/show; see ollama.py). The admin's window is a maximum.
     default_context_window: int | None = None
+    context_probe: str = ""
     # --- reasoning replay in tool loops (agent/replay.py, docs/providers.md "Reasoning replay") ---
     # Chat: the field that carries an assistant turn's reasoning text back, on every assistant
     # message of a user turn in which the model called a tool (DeepSeek: reasoning_content).
@@ -71,6 +73,9 @@ class Capabilities:
     prompt_cache: PromptCache = "off"
     # OpenAI ``prompt_cache_key``: routes requests of one conversation to the same prompt cache.
     send_prompt_cache_key: bool = False
+    # Tokens per CJK character of the provider's tokenizer, where documented or measured
+    # (tokens.TokenCounter.cjk_per_char); None = count CJK with cl100k like everything else.
+    cjk_tokens_per_char: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +124,8 @@ PRESETS: dict[str, Preset] = {
             default_max_output_tokens=32_000,
             knobs=_EFFORT | {"thinking"},
             knob_style="deepseek",
+            # api-docs.deepseek.com/quick_start/token_usage: "1 Chinese character ≈ 0.6 token".
+            cjk_tokens_per_char=0.6,
         ),
         ((r"reasoner", {"send_temperature": False}),),
     ),
@@ -131,6 +138,8 @@ PRESETS: dict[str, Preset] = {
             default_max_output_tokens=16_384,
             knobs=_THINKING,
             knob_style="qwen",
+            # Qwen's 151k BPE, measured with its tokenizer on Chinese prose: 0.55-0.6 per character.
+            cjk_tokens_per_char=0.6,
         )
     ),
     # vLLM logs that parallel_tool_calls "will be ignored"; n works. It takes the reasoning back in
@@ -167,6 +176,7 @@ PRESETS: dict[str, Preset] = {
             knobs=_EFFORT,
             knob_style="openai",
             default_context_window=4_096,
+            context_probe="ollama",
             **_LOCAL,
         )
     ),

@@ -153,8 +153,13 @@ class WorkspaceToolbox:
                 raise ArgumentError("target must be 'files' or 'content'")
         except BudgetExceeded:
             note = f"search stopped after {self.limits.search_budget_share:.0%} of the tool's time limit"
-            return {"success": True, "matches": matches, "count": len(matches), "truncated": True,
-                    "note": note + "; narrow the path or the pattern"}
+            return {
+                "success": True,
+                "matches": matches,
+                "count": len(matches),
+                "truncated": True,
+                "note": note + "; narrow the path or the pattern",
+            }
         return {"success": True, "matches": matches, "count": len(matches), "truncated": truncated}
 
     def _walk(self, start: SafePath, budget: Budget):

@@ -1,4 +1,5 @@
 from chatapp.models.audit import AuditEvent as AuditEvent
+from chatapp.models.calibration import TokenCalibration
 from chatapp.models.conversation import Conversation, Message
 from chatapp.models.mcp_server import McpServer
 from chatapp.models.policy import ToolPolicy
@@ -17,5 +18,6 @@ __all__ = [
     "Run",
     "RunEvent",
     "ToolCall",
+    "TokenCalibration",
     "ToolPolicy",
 ]

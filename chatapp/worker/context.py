@@ -19,6 +19,7 @@ from agent.state import ApprovalDecision, RunState
 from chatapp.frames import event_from_row
 from chatapp.models import Message, ProviderConfig, Run, RunEvent, ToolCall
 from chatapp.secrets import provider_key
+from chatapp.worker.calibration import learned_ratios
 
 SYSTEM_PROMPT = (
     "You are the assistant of clearloop, a chat app where every step you take is shown to the user. "
@@ -37,6 +38,9 @@ class RunContext:
     workspace: str | None
     tool_settings: dict[str, Any] = field(default_factory=dict)
     limits: ContextLimits = field(default_factory=ContextLimits)
+    # The tokenizer ratio learned for this provider and model in earlier runs (worker/calibration.py).
+    token_ratio: float | None = None
+    appended_token_ratio: float | None = None
 
     def build_provider(self, http: httpx.AsyncClient) -> Provider:
         return build_provider(self.provider_settings, http)
@@ -129,6 +133,7 @@ def load_run_context(run_id: int) -> RunContext:
         RunEvent.objects.filter(run=run).order_by("-seq").values_list("seq", flat=True).first() or 0,
     )
     output = max_output_tokens(config, run.model)
+    ratios = learned_ratios(run.provider_name, run.model)
     limits = ContextLimits(
         context_window=config.context_window, model_max_output=output, requested_max_output=output
     )
@@ -142,4 +147,6 @@ def load_run_context(run_id: int) -> RunContext:
         workspace=str(workspace),
         tool_settings=dict(run.conversation.tool_settings or {}),
         limits=limits,
+        token_ratio=ratios[0],
+        appended_token_ratio=ratios[1],
     )

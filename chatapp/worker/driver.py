@@ -23,6 +23,7 @@ from chatapp.worker.lease import renew_lease
 from chatapp.worker.recorder import RunRecorder
 from chatapp.worker.runtime import WorkerRuntime
 from chatapp.worker.toolboxes import build_policy, build_toolbox
+from chatapp.worker.windows import served_limits
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +40,12 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
         await _void_stale_approvals(runtime, ctx, toolbox)
         # The workspace toolbox is rooted at this conversation's folder already (see toolboxes.py).
         caps = getattr(provider, "capabilities", None)
+        limits = await served_limits(await runtime.http_client(), ctx.limits, ctx.provider_settings, caps)
         loop_settings = LoopSettings(
-            limits=ctx.limits,
+            limits=limits,
+            token_ratio=ctx.token_ratio,
+            appended_token_ratio=ctx.appended_token_ratio,
+            cjk_tokens_per_char=caps.cjk_tokens_per_char if caps else None,
             # A provider that takes no tool_choice cannot be told "none": the final round sends no tools.
             tool_choice_none_supported=bool(caps and caps.send_tool_choice),
             parallel_tool_calls=True if caps and caps.send_parallel_tool_calls else None,

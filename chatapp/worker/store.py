@@ -13,6 +13,7 @@ from agent import events as ev
 from chatapp.audit import record
 from chatapp.models import Message, Round, Run, RunEvent, ToolCall
 from chatapp.redaction import redact
+from chatapp.worker import calibration
 
 
 def append_event(run_id: int, seq: int, kind: str, payload: dict[str, Any], durable: bool) -> None:
@@ -81,6 +82,11 @@ def _store_round(run_id: int, event: ev.RoundFinished) -> None:
             "duration_ms": event.duration_ms,
         },
     )
+    run = Run.objects.only("provider_name", "model").get(pk=run_id)
+    previous = (
+        Round.objects.filter(run_id=run_id, index=event.round_index - 1).values("request", "usage").first()
+    )
+    calibration.learn(run.provider_name, run.model or event.model, event, previous)
     Run.objects.filter(pk=run_id).update(
         rounds_count=F("rounds_count") + 1,
         prompt_tokens=F("prompt_tokens") + (usage.get("prompt_tokens") or 0),

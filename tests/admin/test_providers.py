@@ -195,11 +195,20 @@ def test_secret_extra_headers_are_masked_and_kept(login):
         ({"thinking_budget": "2000"}, "thinking_budget", "preset 'openai' does not support thinking_budget"),
         ({"reasoning_effort": "extreme"}, "reasoning_effort", "reasoning effort 'extreme' is not one of"),
         (
-            {"kind": "anthropic", "preset": "anthropic", "thinking_budget": "5000", "max_output_tokens": "4096"},
+            {
+                "kind": "anthropic",
+                "preset": "anthropic",
+                "thinking_budget": "5000",
+                "max_output_tokens": "4096",
+            },
             "thinking_budget",
             "must be below the output limit (4096 tokens)",
         ),
-        ({"kind": "anthropic", "preset": "anthropic", "thinking_budget": "100"}, "thinking_budget", "at least 1024"),
+        (
+            {"kind": "anthropic", "preset": "anthropic", "thinking_budget": "100"},
+            "thinking_budget",
+            "at least 1024",
+        ),
         ({"idle_timeout": "0"}, "idle_timeout", "must be a positive number of seconds"),
     ],
 )
