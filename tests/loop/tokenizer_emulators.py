@@ -44,14 +44,21 @@ def chat_prompt_tokens(body: dict[str, Any], count: Callable[[str], int]) -> int
     return total
 
 
+def _text(value: Any) -> str:
+    """A string, or the text of a list of blocks (system and tool_result may be either)."""
+    if isinstance(value, list):
+        return "".join(block.get("text", "") for block in value if isinstance(block, dict))
+    return value or ""
+
+
 def anthropic_prompt_tokens(body: dict[str, Any], count: Callable[[str], int]) -> int:
-    total = count(body.get("system") or "") + count(json.dumps(body.get("tools") or [], ensure_ascii=False))
+    tools = [{k: v for k, v in t.items() if k != "cache_control"} for t in body.get("tools") or []]
+    total = count(_text(body.get("system"))) + count(json.dumps(tools, ensure_ascii=False))
     for message in body["messages"]:
         blocks = message["content"] if isinstance(message["content"], list) else [{"text": message["content"]}]
         total += FRAME
         for block in blocks:
-            text = block.get("text") or block.get("content") or ""
-            total += count(text if isinstance(text, str) else json.dumps(text, ensure_ascii=False))
+            total += count(_text(block.get("text") or block.get("content")))
             if block.get("type") == "tool_use":
                 total += count(block["name"]) + count(json.dumps(block["input"], ensure_ascii=False))
     return total
