@@ -14,8 +14,11 @@ class ContextLimits:
     model_max_output: int = 16_384
     requested_max_output: int | None = 4_096
     safety_margin: int = 512
-    # Above this share of the window the working context is shrunk (R-CTX-2).
+    # Above this share of the window the working context is shrunk (R-CTX-2) ...
     compress_threshold: float = 0.8
+    # ... down to this share: one big step, so the shrunk prefix then stays the same (and stays in
+    # the provider's prompt cache) for many rounds instead of changing at every round.
+    compress_target: float = 0.5
     # The smallest output worth asking for; below it the round is not sent as is.
     min_output: int = 256
 

@@ -10,6 +10,12 @@ Each step is tried in order and only while the request is still above the thresh
 
 System and developer messages, the latest user message, the last round and the tool list are always
 kept (004 §5.1). The stored history is never changed: this works on the view sent to the model.
+
+Hysteresis, for the prompt cache: the loop compresses only above ``compress_threshold``, down to
+``compress_target`` (``shrink(target=...)``), and records what it did as a ``CompressionPlan``: the
+number of leading messages it compressed and the target. Later rounds re-apply the same plan to the
+same leading messages (``apply``), which gives the same bytes, and append what came after unchanged;
+so the compressed prefix stays cached until the context crosses the threshold again.
 """
 
 from __future__ import annotations
@@ -35,6 +41,24 @@ class CompressionStep:
 
 
 @dataclass(frozen=True, slots=True)
+class CompressionPlan:
+    """What one compression did, so later rounds can reproduce it byte for byte."""
+
+    prefix: int  # how many leading messages were compressed
+    target: int  # the token target they were compressed to
+    force: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"prefix": self.prefix, "target": self.target, "force": self.force}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> CompressionPlan | None:
+        if not isinstance(data, dict) or not isinstance(data.get("prefix"), int):
+            return None
+        return cls(int(data["prefix"]), int(data.get("target") or 0), bool(data.get("force")))
+
+
+@dataclass(frozen=True, slots=True)
 class Compressor:
     counter: TokenCounter
     limits: ContextLimits
@@ -43,19 +67,28 @@ class Compressor:
     def target(self) -> int:
         return int(self.limits.compress_threshold * self.limits.context_window)
 
+    def low_water(self) -> int:
+        return int(self.limits.compress_target * self.limits.context_window)
+
     def shrink(
-        self, messages: Sequence[Message], tools: Sequence[ToolSpec], *, force: bool = False
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        *,
+        force: bool = False,
+        target: int | None = None,
     ) -> tuple[tuple[Message, ...], list[CompressionStep]]:
-        """Apply the steps while above the threshold (or all of them when ``force``)."""
+        """Apply the steps while above ``target`` (default: the threshold), or all of them when ``force``."""
+        goal = self.target() if target is None else target
         current = tuple(messages)
         steps: list[CompressionStep] = []
         for name, fn in (
             ("cap_tool_results", self._cap_results),
             ("keep_last_result", _keep_last_result),
-            ("drop_oldest", _drop_oldest),
+            ("drop_oldest", lambda m: self._drop(m, tools, goal)),
         ):
             before = self.counter.count_request(current, tools)
-            if before <= self.target() and not force:
+            if before <= goal and not force:
                 break
             shrunk, detail = fn(current)
             if shrunk == current:
@@ -64,6 +97,22 @@ class Compressor:
             steps.append(CompressionStep(name, before, after, detail))
             current = shrunk
         return current, steps
+
+    def apply(
+        self, plan: CompressionPlan, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> tuple[Message, ...]:
+        """Re-apply an earlier round's plan: same leading messages in, same bytes out."""
+        head, _ = self.shrink(messages[: plan.prefix], tools, force=plan.force, target=plan.target)
+        return (*head, *messages[plan.prefix :])
+
+    def _drop(
+        self, messages: tuple[Message, ...], tools: Sequence[ToolSpec], goal: int
+    ) -> tuple[tuple[Message, ...], dict[str, Any]]:
+        # The older half first; if that is not enough for the goal, everything that may go, in one step.
+        shrunk, detail = _drop_oldest(messages)
+        if self.counter.count_request(shrunk, tools) > goal:
+            shrunk, detail = _drop_oldest(messages, share=1.0)
+        return shrunk, detail
 
     def _cap_results(self, messages: tuple[Message, ...]) -> tuple[tuple[Message, ...], dict[str, Any]]:
         capped: list[str] = []
@@ -108,7 +157,9 @@ def _units(messages: tuple[Message, ...]) -> list[list[int]]:
     return units
 
 
-def _drop_oldest(messages: tuple[Message, ...]) -> tuple[tuple[Message, ...], dict[str, Any]]:
+def _drop_oldest(
+    messages: tuple[Message, ...], share: float = 0.5
+) -> tuple[tuple[Message, ...], dict[str, Any]]:
     latest_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
     units = _units(messages)
     keep_last = units[-1] if units else []
@@ -118,7 +169,7 @@ def _drop_oldest(messages: tuple[Message, ...]) -> tuple[tuple[Message, ...], di
         if messages[u[0]].role not in ("system", "developer") and latest_user not in u and u is not keep_last
     ]
     # Drop the older half of what may go: enough to matter, yet recent rounds survive.
-    victims = droppable[: max(1, len(droppable) // 2)] if droppable else []
+    victims = droppable[: max(1, int(len(droppable) * share))] if droppable else []
     if not victims:
         return messages, {}
     dropped = {i for u in victims for i in u}

@@ -6,9 +6,16 @@ import time
 from dataclasses import dataclass
 
 from agent import events as ev
-from agent.context import Calibration, Compressor, TokenCounter, output_budget, over_threshold
+from agent.context import (
+    Calibration,
+    CompressionPlan,
+    Compressor,
+    TokenCounter,
+    output_budget,
+    over_threshold,
+)
 from agent.loop.emit import emit
-from agent.loop.history import continuation_chain, request_messages
+from agent.loop.history import continuation_chain, request_messages, transcript
 from agent.loop.settings import LoopSettings
 from agent.messages import Message, ToolSpec
 from agent.providers import types as pt
@@ -30,6 +37,8 @@ class PreparedRound:
     request: pt.ModelRequest
     estimated_input: int
     raw_input: int = 0  # our uncalibrated count: what the next round's calibration compares with
+    # The compression in force for this request (recorded with the round; see compress.py).
+    plan: CompressionPlan | None = None
 
 
 def calibration(state: RunState, prior: float | None = None) -> Calibration:
@@ -113,15 +122,9 @@ async def prepare(
         specs = ()
     tool_choice = ("none" if off else "auto") if specs else None
     ratio = calibration(state, settings.token_ratio)
+    fitted = _Fit(state, sink, counter, settings, specs, ratio)
+    messages, estimated, plan = await fitted.fit(messages, len(transcript(state)), force_compress)
     raw = counter.count_request(messages, specs)
-    estimated = anchored_estimate(
-        state, messages, specs, counter, ratio, settings.appended_token_ratio
-    ) or ratio.apply(raw)
-    if force_compress or over_threshold(settings.limits, estimated):
-        messages, estimated = await _compress(
-            state, sink, counter, settings, messages, specs, ratio, force_compress
-        )
-        raw = counter.count_request(messages, specs)
     budget = output_budget(settings.limits, estimated)
     if budget < settings.limits.min_output:
         raise ContextTooLong(
@@ -137,34 +140,61 @@ async def prepare(
         parallel_tool_calls=settings.parallel_tool_calls if specs and not off else None,
         cache_key=settings.cache_key,
     )
-    return PreparedRound(request, estimated, raw)
+    return PreparedRound(request, estimated, raw, plan)
 
 
-async def _compress(
-    state: RunState,
-    sink: Sink,
-    counter: TokenCounter,
-    settings: LoopSettings,
-    messages: list[Message],
-    specs: tuple[ToolSpec, ...],
-    ratio: Calibration,
-    force: bool,
-) -> tuple[list[Message], int]:
-    compressor = Compressor(counter, settings.limits)
-    shrunk, steps = compressor.shrink(messages, specs, force=force)
-    for step in steps:
-        await emit(
-            state,
-            sink,
-            ev.ContextCompressed(
-                round_index=len(state.rounds),
-                step=step.step,
-                detail=step.detail,
-                tokens_before=ratio.apply(step.tokens_before),
-                tokens_after=ratio.apply(step.tokens_after),
-            ),
+def last_plan(state: RunState) -> CompressionPlan | None:
+    return CompressionPlan.from_dict(state.rounds[-1].request.get("compression")) if state.rounds else None
+
+
+@dataclass
+class _Fit:
+    """Makes the request fit the window with hysteresis (R-CTX-2): keep the last round's compression
+    while it still fits; otherwise compress anew, from the threshold down to the target."""
+
+    state: RunState
+    sink: Sink
+    counter: TokenCounter
+    settings: LoopSettings
+    specs: tuple[ToolSpec, ...]
+    ratio: Calibration
+
+    def estimate(self, messages: list[Message]) -> int:
+        anchored = anchored_estimate(
+            self.state, messages, self.specs, self.counter, self.ratio, self.settings.appended_token_ratio
         )
-    return list(shrunk), ratio.apply(counter.count_request(shrunk, specs))
+        return anchored or self.ratio.apply(self.counter.count_request(messages, self.specs))
+
+    async def fit(
+        self, messages: list[Message], prefix: int, force: bool
+    ) -> tuple[list[Message], int, CompressionPlan | None]:
+        limits = self.settings.limits
+        compressor = Compressor(self.counter, limits)
+        previous = last_plan(self.state)
+        if previous is not None and previous.prefix <= prefix and not force:
+            kept = list(compressor.apply(previous, messages, self.specs))
+            if not over_threshold(limits, self.estimate(kept)):
+                return kept, self.estimate(kept), previous
+        elif not force and not over_threshold(limits, self.estimate(messages)):
+            return messages, self.estimate(messages), None
+        # The trailing prompt of a continuation or final round is not part of the plan: it is not
+        # in the next round's history at that place.
+        plan = CompressionPlan(prefix=prefix, target=compressor.low_water(), force=force)
+        head, steps = compressor.shrink(messages[:prefix], self.specs, force=force, target=plan.target)
+        for step in steps:
+            await emit(
+                self.state,
+                self.sink,
+                ev.ContextCompressed(
+                    round_index=len(self.state.rounds),
+                    step=step.step,
+                    detail=step.detail,
+                    tokens_before=self.ratio.apply(step.tokens_before),
+                    tokens_after=self.ratio.apply(step.tokens_after),
+                ),
+            )
+        shrunk = [*head, *messages[prefix:]]
+        return shrunk, self.estimate(shrunk), plan
 
 
 def request_record(provider: Provider, prepared: PreparedRound, kind: str, guard: str | None) -> dict:
@@ -184,6 +214,7 @@ def request_record(provider: Provider, prepared: PreparedRound, kind: str, guard
         "parallel_tool_calls": req.parallel_tool_calls,
         "estimated_input_tokens": prepared.estimated_input,
         "raw_input_tokens": prepared.raw_input,
+        "compression": prepared.plan.to_dict() if prepared.plan else None,
         "kind": kind,
         "guard": guard,
     }

@@ -155,10 +155,10 @@ async def test_context_limit_error_shrinks_and_retries_the_round(start, http):
 # -- model_context_window_exceeded ----------------------------------------------------------------------
 async def test_context_window_exceeded_compresses_before_the_follow_up(start, http):
     def respond(body):
-        turns = assistant_turns(body)
-        if turns == 0:
+        last = body["messages"][-1]["content"]
+        if assistant_turns(body) == 0:
             return Turn(tool_uses=[("toolu_0", "read_file", {"path": "big.md"})])
-        if turns == 1:
+        if not (isinstance(last, list) and last[-1].get("text") == CONTINUE_PROMPT):
             return Turn(text="The first half", stop_reason="model_context_window_exceeded")
         if any(len(r) > 4_000 for r in results_of(body)):
             wording = "input length and `max_tokens` exceed context limit: 199000 + 4096 > 200000"

@@ -233,3 +233,58 @@ def test_round_usage_keeps_cache_counts_through_json():
     )
     again = usage_from_dict(json.loads(json.dumps(usage.to_dict())))
     assert (again.cached_tokens, again.cache_write_tokens, again.prompt_tokens) == (9, 7, 21)
+
+
+# -- compression with hysteresis keeps the cached prefix -------------------------------------------
+def eight_rounds(body: dict[str, Any]) -> Turn:
+    # Counted from the newest tool result's id: compression may drop older rounds from the history.
+    ids = [
+        int(b["tool_use_id"].split("_")[1])
+        for m in body["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
+    n = max(ids) + 1 if ids else 0
+    if n < 8:
+        return Turn(tool_uses=[(f"toolu_{n}", "read_file", {"path": f"part{n}.md"})])
+    return Turn(text="Done.")
+
+
+async def test_compression_is_rare_and_keeps_the_compressed_prefix_cached(emulator, http):
+    from agent.context import ContextLimits
+    from agent.events import ContextCompressed
+
+    server = await emulator(eight_rounds)
+    limits = ContextLimits(
+        context_window=3_000, model_max_output=500, requested_max_output=300, safety_margin=50
+    )
+    step, state, sink = await run(
+        anthropic(server, http), settings=LoopSettings(limits=limits, max_iterations=12, max_same_tool=20)
+    )
+    assert step == NextStepFinalOutput("Done.")
+    compressed_rounds = sorted({e.round_index for e in sink.of_type(ContextCompressed)})
+    rounds = sink.of_type(RoundFinished)
+    assert (
+        1 <= len(compressed_rounds) <= 3 < len(rounds)
+    )  # under pressure from round ~4 on, compressed rarely
+    plans = [r.request["compression"] for r in rounds]
+    for index, (plan, record) in enumerate(zip(plans, rounds, strict=True)):
+        if plan is not None and index not in compressed_rounds:
+            # The plan was kept: the compressed prefix is byte-identical, so the cache is read.
+            assert plan == plans[index - 1]
+            assert record.usage.cached_tokens >= rounds[index - 1].usage.cached_tokens
+            previous = server.bodies[index - 1]["messages"][: plan["prefix"] - 1]
+            assert _unmarked(server.bodies[index]["messages"][: len(previous)]) == _unmarked(previous)
+    kept = [i for i, p in enumerate(plans) if p is not None and i not in compressed_rounds]
+    assert len(kept) >= 2 and all(rounds[i].usage.cached_tokens > 0 for i in kept)
+
+
+def _unmarked(messages: list[dict[str, Any]]) -> list[Any]:
+    out = []
+    for m in messages:
+        content = m["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        out.append((m["role"], [{k: v for k, v in b.items() if k != "cache_control"} for b in content]))
+    return out
