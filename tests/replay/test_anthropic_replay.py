@@ -1,0 +1,97 @@
+"""Claude thinking in a tool loop: thinking and redacted_thinking blocks captured whole (signature
+from signature_delta) and replayed first, byte for byte, in the assistant turn with the tool_use."""
+
+from __future__ import annotations
+
+import pytest
+from anthropic_emulator import MUST_START, AnthropicEmulator
+from replay_harness import provider_for, run_seed
+from seed_scenario import FINAL_TEXT, expected_report, reasoning_for
+
+from agent.loop.steps import NextStepFailed, NextStepFinalOutput
+from agent.messages import Message, ToolCall
+from agent.providers import profiles
+from agent.providers.anthropic_request import build_payload
+from agent.providers.anthropic_stream import events_from_message
+from agent.providers.types import ModelRequest, ResponseDone
+from agent.replay import ReplayBlock
+
+MODEL = "claude-fable-5-1"
+
+
+def assert_blocks_replayed(emulator: AnthropicEmulator) -> None:
+    for number, body in enumerate(emulator.requests[1:], start=1):
+        assistants = [m for m in body["messages"] if m["role"] == "assistant"]
+        assert len(assistants) == number
+        first = assistants[0]["content"]
+        assert [b["type"] for b in first[:2]] == ["thinking", "redacted_thinking"]
+        assert first[0]["thinking"] == reasoning_for(0) and first[0]["signature"]
+        assert set(first[0]) == {"type", "thinking", "signature"}  # nothing added, nothing lost
+        assert [b["type"] for b in first[2:]] == ["tool_use", "tool_use"]
+        if number == 2:
+            assert [b["type"] for b in assistants[1]["content"]] == ["thinking", "tool_use"]
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_seed_three_rounds_against_claude_with_thinking(stream):
+    emulator = AnthropicEmulator()
+    overrides = {} if stream else {"capability_overrides": {"stream": False}}
+    async with provider_for(emulator.app(), "anthropic", "anthropic", MODEL, **overrides) as provider:
+        step, state, _, files = await run_seed(provider)
+    assert step == NextStepFinalOutput(FINAL_TEXT)
+    assert files.written == {"report.md": expected_report()}
+    assert len(emulator.requests) == 3
+    assert_blocks_replayed(emulator)
+    first = state.rounds[0].choice
+    assert first.reasoning == reasoning_for(0)
+    assert [b.type for b in first.replay] == ["thinking", "redacted_thinking"]
+
+
+@pytest.mark.parametrize("die_after", range(1, 9))
+async def test_resumed_after_a_crash_sends_the_same_signed_bytes(die_after):
+    emulator = AnthropicEmulator()
+    async with provider_for(emulator.app(), "anthropic", "anthropic", MODEL) as provider:
+        step, _, _, files = await run_seed(provider, die_after=die_after)
+    assert step == NextStepFinalOutput(FINAL_TEXT), die_after
+    assert sorted(files.executed) == ["read_file", "search_files", "write_file"]
+    assert_blocks_replayed(emulator)
+
+
+async def test_without_thinking_blocks_the_emulator_rejects_as_anthropic_does():
+    emulator = AnthropicEmulator()
+    off = {"capability_overrides": {"replay_blocks": False}}
+    async with provider_for(emulator.app(), "anthropic", "anthropic", MODEL, **off) as provider:
+        step, state, _, _ = await run_seed(provider)
+    assert isinstance(step, NextStepFailed)
+    assert MUST_START.format(i=1, found="tool_use") in state.outcome.message
+    assert "rule broken: Anthropic extended thinking" in state.outcome.message
+
+
+def test_a_changed_byte_is_what_the_signature_catches():
+    """The replayed block is the captured dict, not a rebuilt one: one changed byte, one 400."""
+    emulator = AnthropicEmulator()
+    body = {"model": MODEL, "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}
+    answer = emulator.answer(body)
+    events = events_from_message(answer)
+    choice = next(e for e in events if isinstance(e, ResponseDone)).response.primary
+    call = choice.tool_calls[0]
+    replayed = Message(role="assistant", content=None,
+                       tool_calls=tuple(ToolCall(c.id, c.name, c.arguments_raw) for c in choice.tool_calls),
+                       replay=choice.replay)
+    results = [Message.tool(c.id, "{}") for c in choice.tool_calls]
+    caps = profiles.resolve("anthropic", MODEL)
+    follow = build_payload(ModelRequest((Message.user("hi"), replayed, *results)), caps, model=MODEL, max_output=None)
+    assert emulator.validate(follow) is None
+    tampered = ReplayBlock("anthropic", "thinking", {**choice.replay[0].data, "thinking": choice.replay[0].data["thinking"] + " "})
+    bad = Message(role="assistant", content=None, tool_calls=replayed.tool_calls, replay=(tampered, *choice.replay[1:]))
+    follow = build_payload(ModelRequest((Message.user("hi"), bad, *results)), caps, model=MODEL, max_output=None)
+    assert emulator.validate(follow) == "messages.1.content.0: Invalid `signature` in `thinking` block"
+    assert call.name == "read_file"
+
+
+def test_blocks_of_another_wire_are_never_sent():
+    caps = profiles.resolve("anthropic", MODEL)
+    foreign = ReplayBlock("openai_responses", "reasoning", {"type": "reasoning", "id": "rs_1", "encrypted_content": "x"})
+    message = Message(role="assistant", content="ok", replay=(foreign,))
+    body = build_payload(ModelRequest((Message.user("a"), message)), caps, model=MODEL, max_output=None)
+    assert body["messages"][1]["content"] == "ok"

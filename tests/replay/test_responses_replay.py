@@ -1,0 +1,69 @@
+"""OpenAI Responses with a reasoning model, stateless (store: false): reasoning items captured from
+response.output_item.done and replayed, whole, before their function_call."""
+
+from __future__ import annotations
+
+import pytest
+from replay_harness import provider_for, run_seed
+from responses_emulator import ResponsesEmulator
+from seed_scenario import FINAL_TEXT, expected_report
+
+from agent.loop.steps import NextStepFailed, NextStepFinalOutput
+
+MODEL = "gpt-5.2"
+
+
+def assert_items_replayed(emulator: ResponsesEmulator) -> None:
+    for body in emulator.requests:
+        assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
+        assert all(t["strict"] is False for t in body["tools"])
+    third = emulator.requests[2]["input"]
+    kinds = [i.get("type") or i.get("role") for i in third]
+    assert kinds == ["system", "user", "reasoning", "function_call", "function_call", "function_call_output",
+                     "function_call_output", "reasoning", "function_call", "function_call_output"]
+    assert third[2]["id"] == "rs_emu_00" and third[2]["encrypted_content"]
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_seed_three_rounds_against_responses(stream):
+    emulator = ResponsesEmulator()
+    overrides = {} if stream else {"capability_overrides": {"stream": False}}
+    async with provider_for(emulator.app(), "openai_responses", "openai_responses", MODEL, **overrides) as provider:
+        step, state, _, files = await run_seed(provider)
+    assert step == NextStepFinalOutput(FINAL_TEXT)
+    assert files.written == {"report.md": expected_report()}
+    assert_items_replayed(emulator)
+    assert [b.type for b in state.rounds[0].choice.replay] == ["reasoning"]
+
+
+@pytest.mark.parametrize("die_after", range(1, 9))
+async def test_resumed_after_a_crash_replays_the_same_items(die_after):
+    emulator = ResponsesEmulator()
+    async with provider_for(emulator.app(), "openai_responses", "openai_responses", MODEL) as provider:
+        step, _, _, files = await run_seed(provider, die_after=die_after)
+    assert step == NextStepFinalOutput(FINAL_TEXT), die_after
+    assert sorted(files.executed) == ["read_file", "search_files", "write_file"]
+    assert_items_replayed(emulator)
+
+
+async def test_without_encrypted_reasoning_the_call_lacks_its_reasoning_item():
+    """An admin who turns encrypted reasoning off (and storage stays off) gets the API's 400 with
+    the rule named; the items are never sent by id alone (that would be the store=false 400)."""
+    emulator = ResponsesEmulator()
+    off = {"capability_overrides": {"responses_encrypted_reasoning": False}}
+    async with provider_for(emulator.app(), "openai_responses", "openai_responses", MODEL, **off) as provider:
+        step, state, _, _ = await run_seed(provider)
+    assert isinstance(step, NextStepFailed)
+    assert "was provided without its required 'reasoning' item: 'rs_emu_00'" in state.outcome.message
+    assert "rule broken: OpenAI Responses" in state.outcome.message
+    assert all(i.get("type") != "reasoning" for i in emulator.requests[1]["input"])
+
+
+async def test_storage_on_replays_items_by_id():
+    emulator = ResponsesEmulator()
+    on = {"capability_overrides": {"responses_encrypted_reasoning": False, "responses_store": True}}
+    async with provider_for(emulator.app(), "openai_responses", "openai_responses", MODEL, **on) as provider:
+        step, _, _, _ = await run_seed(provider)
+    assert step == NextStepFinalOutput(FINAL_TEXT)
+    assert emulator.requests[1]["store"] is True
+    assert [i for i in emulator.requests[1]["input"] if i.get("type") == "reasoning"][0]["id"] == "rs_emu_00"
