@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-from emulator_http import serve
-from seed_scenario import SeedFiles, start_messages
+from replay_emulator_http import serve
+from replay_seed import SeedFiles, start_messages
 
 from agent.events import DURABLE, Event
 from agent.loop import LoopSettings, RiskPolicy, run_agent

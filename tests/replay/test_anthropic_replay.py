@@ -4,9 +4,9 @@ from signature_delta) and replayed first, byte for byte, in the assistant turn w
 from __future__ import annotations
 
 import pytest
-from anthropic_emulator import MUST_START, AnthropicEmulator
+from replay_anthropic_emulator import MUST_START, AnthropicEmulator
 from replay_harness import provider_for, run_seed
-from seed_scenario import FINAL_TEXT, expected_report, reasoning_for
+from replay_seed import FINAL_TEXT, expected_report, reasoning_for
 
 from agent.loop.steps import NextStepFailed, NextStepFinalOutput
 from agent.messages import Message, ToolCall
@@ -94,4 +94,6 @@ def test_blocks_of_another_wire_are_never_sent():
     foreign = ReplayBlock("openai_responses", "reasoning", {"type": "reasoning", "id": "rs_1", "encrypted_content": "x"})
     message = Message(role="assistant", content="ok", replay=(foreign,))
     body = build_payload(ModelRequest((Message.user("a"), message)), caps, model=MODEL, max_output=None)
-    assert body["messages"][1]["content"] == "ok"
+    content = body["messages"][1]["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    assert [(b["type"], b["text"]) for b in blocks] == [("text", "ok")]

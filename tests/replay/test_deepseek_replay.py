@@ -9,10 +9,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from chat_emulators import DEEPSEEK_MISSING, DeepSeekEmulator
-from emulator_http import serve
+from replay_chat_emulators import DEEPSEEK_MISSING, DeepSeekEmulator
+from replay_emulator_http import serve
 from replay_harness import provider_for, run_seed
-from seed_scenario import FINAL_TEXT, expected_report, reasoning_for
+from replay_seed import FINAL_TEXT, expected_report, reasoning_for
 
 from agent.loop.steps import NextStepFailed, NextStepFinalOutput
 from agent.messages import Message, ToolCall

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from chat_emulators import GeminiEmulator
+from replay_chat_emulators import GeminiEmulator
 from replay_harness import provider_for, run_seed
-from seed_scenario import FINAL_TEXT, expected_report
+from replay_seed import FINAL_TEXT, expected_report
 
 from agent.loop.steps import NextStepFailed, NextStepFinalOutput
 from agent.providers import profiles

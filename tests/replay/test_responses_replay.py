@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 from replay_harness import provider_for, run_seed
-from responses_emulator import ResponsesEmulator
-from seed_scenario import FINAL_TEXT, expected_report
+from replay_responses_emulator import ResponsesEmulator
+from replay_seed import FINAL_TEXT, expected_report
 
 from agent.loop.steps import NextStepFailed, NextStepFinalOutput
 

@@ -23,8 +23,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from emulator_http import json_response, seal, sealed_ok, sse
-from seed_scenario import FINAL_TEXT, reasoning_for, round_calls
+from replay_emulator_http import json_response, seal, sealed_ok, sse
+from replay_seed import FINAL_TEXT, reasoning_for, round_calls
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response

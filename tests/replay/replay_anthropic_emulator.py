@@ -23,8 +23,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from emulator_http import json_response, seal, sealed_ok, sse
-from seed_scenario import FINAL_TEXT, reasoning_for, round_calls
+from replay_emulator_http import json_response, seal, sealed_ok, sse
+from replay_seed import FINAL_TEXT, reasoning_for, round_calls
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -53,7 +53,9 @@ def prefix_hash(body: dict[str, Any], upto: int) -> str:
     system = body.get("system")
     if isinstance(system, list):  # a block list and the same text as a string are the same prefix
         system = "\n\n".join(b.get("text", "") for b in system if isinstance(b, dict))
-    prefix = {"system": system, "tools": body.get("tools"), "messages": body["messages"][:upto]}
+    # A string content is one text block: the API compares content, not its spelling.
+    messages = [{**m, "content": _blocks(m)} for m in body["messages"][:upto]]
+    prefix = {"system": system, "tools": body.get("tools"), "messages": messages}
     canonical = json.dumps(_strip_cache_control(prefix), ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
