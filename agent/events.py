@@ -85,6 +85,9 @@ class ToolCallChanged:
     truncated: bool = False
     attempts: int = 0
     duration_ms: float | None = None
+    # MediaPart.to_dict() of images/audio in the result: stored with the call so a resumed run
+    # sends the same bytes; hosts keep the data out of what they show.
+    media: tuple[dict[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,32 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class MediaPart:
+    """An image or audio clip a tool returned (base64). Sent to models whose capabilities accept that
+    MIME type inside a tool result; every other model reads only the text note (``note``)."""
+
+    kind: Literal["image", "audio"]
+    mime_type: str
+    data: str  # base64, exactly as the tool sent it
+
+    @property
+    def size(self) -> int:
+        return len(self.data) * 3 // 4 - self.data[-2:].count("=")
+
+    def note(self) -> str:
+        n = self.size
+        size = f"{n / 1024:.0f} KB" if n >= 1024 else f"{n} bytes"
+        return f"[{self.kind}: {self.mime_type}, {size}]"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "mime_type": self.mime_type, "data": self.data}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MediaPart:
+        return cls(kind=data["kind"], mime_type=data["mime_type"], data=data["data"])
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     role: Role
     content: str | None = None
@@ -52,6 +78,8 @@ class Message:
     reasoning: str | None = None
     # What the provider requires back verbatim with this assistant turn (agent/replay.py).
     replay: tuple[ReplayBlock, ...] = ()
+    # Tool messages only: images/audio the tool returned; ``content`` already notes each of them.
+    media: tuple[MediaPart, ...] = ()
 
     @classmethod
     def system(cls, text: str) -> Message:
@@ -66,8 +94,10 @@ class Message:
         return cls(role="assistant", content=text, tool_calls=tuple(tool_calls))
 
     @classmethod
-    def tool(cls, call_id: str, content: str, *, is_error: bool = False) -> Message:
-        return cls(role="tool", content=content, tool_call_id=call_id, is_error=is_error)
+    def tool(
+        cls, call_id: str, content: str, *, is_error: bool = False, media: tuple[MediaPart, ...] = ()
+    ) -> Message:
+        return cls(role="tool", content=content, tool_call_id=call_id, is_error=is_error, media=media)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"role": self.role, "content": self.content}
@@ -81,6 +111,8 @@ class Message:
             data["reasoning"] = self.reasoning
         if self.replay:
             data["replay"] = [b.to_dict() for b in self.replay]
+        if self.media:
+            data["media"] = [m.to_dict() for m in self.media]
         return data
 
     @classmethod
@@ -93,6 +125,7 @@ class Message:
             is_error=bool(data.get("is_error", False)),
             reasoning=data.get("reasoning"),
             replay=blocks_from_dicts(data.get("replay")),
+            media=tuple(MediaPart.from_dict(m) for m in data.get("media") or ()),
         )
 
 

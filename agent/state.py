@@ -87,6 +87,7 @@ class ToolCallRecord:
     error_code: str | None = None
     truncated: bool = False
     attempts: int = 0
+    media: tuple[dict[str, str], ...] = ()
 
     @property
     def key(self) -> tuple[int, int]:
@@ -205,6 +206,7 @@ class RunState:
             error_code=event.error_code,
             truncated=event.truncated,
             attempts=max(event.attempts, old.attempts if old else 0),
+            media=tuple(event.media or ()),
         )
         self.calls[key] = record
 
@@ -254,7 +256,7 @@ class RunState:
         )
         state.rounds = [_round_from_dict(r) for r in data.get("rounds", [])]
         for raw in data.get("calls", []):
-            record = ToolCallRecord(**raw)
+            record = ToolCallRecord(**{**raw, "media": tuple(raw.get("media") or ())})
             state.calls[record.key] = record
         for raw in data.get("decisions", []):
             state.record_decision(ApprovalDecision(**raw))

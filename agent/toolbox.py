@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from agent.messages import ToolSpec
+from agent.messages import MediaPart, ToolSpec
 
 RiskTier = Literal["read_only", "low", "high"]
 OutcomeCode = Literal[
@@ -51,10 +51,13 @@ class ToolOutcome:
     error: str | None = None
     retry_after: float | None = None  # for rate_limited
     truncated: bool = False
+    media: tuple[MediaPart, ...] = ()  # images/audio for models that accept them (content notes them)
 
     @classmethod
-    def success(cls, content: Any, *, truncated: bool = False) -> ToolOutcome:
-        return cls(ok=True, content=content, truncated=truncated)
+    def success(
+        cls, content: Any, *, truncated: bool = False, media: tuple[MediaPart, ...] = ()
+    ) -> ToolOutcome:
+        return cls(ok=True, content=content, truncated=truncated, media=media)
 
     @classmethod
     def failure(cls, code: OutcomeCode, error: str, *, retry_after: float | None = None) -> ToolOutcome:

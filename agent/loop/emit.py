@@ -31,6 +31,7 @@ def call_changed(record: ToolCallRecord, status: str, **changes: Any) -> ToolCal
         "error_code": record.error_code,
         "truncated": record.truncated,
         "attempts": record.attempts,
+        "media": record.media,
     }
     fields.update(changes)
     return ToolCallChanged(**fields)

@@ -158,6 +158,7 @@ async def _run_one(
             truncated=cut or outcome.truncated,
             attempts=attempts + tries - 1,
             duration_ms=duration_ms,
+            media=tuple(part.to_dict() for part in outcome.media),
         )
     else:
         error = outcome.error or outcome.code

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from agent.messages import Message, ToolCall
+from agent.messages import MediaPart, Message, ToolCall
 from agent.state import RoundRecord, RunState
 
 CONTINUE_PROMPT = (
@@ -66,7 +66,8 @@ def transcript(state: RunState) -> list[Message]:
         if record.choice.tool_calls and record.kind != "final":
             for call in state.calls_of_round(record.round_index):
                 content = call.result if call.result is not None else "{}"
-                messages.append(Message.tool(call.call_id, content, is_error=call.is_error))
+                media = tuple(MediaPart.from_dict(m) for m in call.media)
+                messages.append(Message.tool(call.call_id, content, is_error=call.is_error, media=media))
         nxt = rounds[pos + 1] if pos + 1 < len(rounds) else None
         if nxt is not None and nxt.kind == "continuation":
             messages.append(Message.user(CONTINUE_PROMPT))

@@ -3,8 +3,10 @@
 * ``structuredContent`` wins when present and fits: the model gets the JSON value itself.
 * Otherwise the content blocks become text: text as is; a single text block holding JSON is parsed,
   so it is serialised once and not as an escaped string (004 §10.1); images and audio become a short
-  note with MIME type and size (the bytes never reach the model); embedded text resources are
-  inlined, blobs and resource links become notes.
+  note with MIME type and size ("[image: image/png, 12 KB]") and travel beside the text as
+  ``MediaPart``s (up to ``MAX_MEDIA_BYTES`` per result): the request builder of a provider whose
+  capabilities accept that type inside a tool result sends the bytes, every other one only the note;
+  embedded text resources are inlined, blobs and resource links become notes.
 * Over ``max_chars`` the head and the tail are kept and the cut is stated in the text.
 * ``isError`` becomes a failure with code ``execution_error`` and the server's message.
 """
@@ -27,11 +29,13 @@ from mcp.types import (
     TextResourceContents,
 )
 
-from agent.messages import dumps_tool_result
+from agent.messages import MediaPart, dumps_tool_result
 from agent.toolbox import ToolOutcome
 
 DEFAULT_MAX_CHARS = 16_000
 MAX_ERROR_CHARS = 4_000
+# Decoded bytes of images/audio passed on per result (Anthropic takes images up to 5 MB each).
+MAX_MEDIA_BYTES = 4 * 1024 * 1024
 
 
 def _size(b64: str) -> str:
@@ -42,14 +46,28 @@ def _size(b64: str) -> str:
     return f"{n / 1024:.1f} KB" if n >= 1024 else f"{n} bytes"
 
 
+def media_part(block: Any) -> MediaPart | None:
+    """An image or audio block as a ``MediaPart``, or None if it is not one or its data is not base64."""
+    if not isinstance(block, ImageContent | AudioContent):
+        return None
+    try:
+        base64.b64decode(block.data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    kind = "image" if isinstance(block, ImageContent) else "audio"
+    return MediaPart(kind=kind, mime_type=block.mime_type, data=block.data)
+
+
 def block_text(block: Any) -> str:
     """One content block as text for the model."""
     if isinstance(block, TextContent):
         return block.text
-    if isinstance(block, ImageContent):
-        return f"[image: {block.mime_type}, {_size(block.data)}; not shown to the model]"
-    if isinstance(block, AudioContent):
-        return f"[audio: {block.mime_type}, {_size(block.data)}; not played to the model]"
+    if isinstance(block, ImageContent | AudioContent):
+        part = media_part(block)
+        if part is None:
+            kind = "image" if isinstance(block, ImageContent) else "audio"
+            return f"[{kind}: {block.mime_type}; its data is not valid base64, dropped]"
+        return part.note()
     if isinstance(block, ResourceLink):
         mime = f", {block.mime_type}" if block.mime_type else ""
         return f"[resource link: {block.name} <{block.uri}>{mime}]"
@@ -101,9 +119,20 @@ def content_for_model(result: CallToolResult, max_chars: int = DEFAULT_MAX_CHARS
     return cap_text(text, max_chars)
 
 
+def media_of(result: CallToolResult, budget: int = MAX_MEDIA_BYTES) -> tuple[MediaPart, ...]:
+    """The result's images and audio, in order, as long as they fit in ``budget`` decoded bytes."""
+    parts: list[MediaPart] = []
+    for block in result.content or ():
+        part = media_part(block)
+        if part is not None and part.size <= budget:
+            parts.append(part)
+            budget -= part.size
+    return tuple(parts)
+
+
 def map_call_result(result: CallToolResult, max_chars: int = DEFAULT_MAX_CHARS) -> ToolOutcome:
     if result.is_error:
         message = "\n".join(block_text(b) for b in result.content or ()) or "the tool reported an error"
         return ToolOutcome.failure("execution_error", cap_text(message, MAX_ERROR_CHARS)[0])
     value, truncated = content_for_model(result, max_chars)
-    return ToolOutcome.success(value, truncated=truncated)
+    return ToolOutcome.success(value, truncated=truncated, media=media_of(result))

@@ -82,7 +82,8 @@ async def test_huge_result_is_capped_head_and_tail(box):
 async def test_images_and_resources_become_notes(box):
     out = await box.execute("raw__image", {}, CTX)
     assert out.ok
-    assert "[image: image/png" in out.content and "not shown to the model" in out.content
+    assert "[image: image/png" in out.content
+    assert [m.mime_type for m in out.media] == ["image/png"]  # the bytes travel beside the text
     assert "resource text" in out.content and "[resource file:///b.bin: x/y" in out.content
     assert "iVBOR" not in out.content
 

@@ -82,7 +82,11 @@ def test_result_mapping():
     json_text = CallToolResult(content=[TextContent(text='{"rows": [1, 2], "count": 2}')])
     assert map_call_result(json_text).content == {"rows": [1, 2], "count": 2}  # parsed, not double-escaped
     image = CallToolResult(content=[ImageContent(data="AAAA", mime_type="image/png")])
-    assert map_call_result(image).content == "[image: image/png, 3 bytes; not shown to the model]"
+    mapped = map_call_result(image)
+    assert mapped.content == "[image: image/png, 3 bytes]"
+    assert [(m.kind, m.mime_type, m.data) for m in mapped.media] == [("image", "image/png", "AAAA")]
+    broken = CallToolResult(content=[ImageContent(data="not base64!", mime_type="image/png")])
+    assert "not valid base64" in map_call_result(broken).content and not map_call_result(broken).media
     err = CallToolResult(content=[TextContent(text="nope")], is_error=True)
     out = map_call_result(err)
     assert not out.ok and out.code == "execution_error" and out.error == "nope"

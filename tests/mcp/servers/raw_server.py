@@ -9,6 +9,7 @@ bad_params (answers JSON-RPC -32602), side_effect (appends to $RAW_SIDE_EFFECTS 
 Every notifications/cancelled it receives is appended to $RAW_CANCEL_LOG.
 """
 
+import base64
 import json
 import os
 import sys
@@ -75,7 +76,11 @@ def call_tool(mid, name, args):
             {
                 "content": [
                     {"type": "text", "text": "here is the chart"},
-                    {"type": "image", "data": "iVBORw0KGgo=" * 100, "mimeType": "image/png"},
+                    {
+                        "type": "image",
+                        "data": base64.b64encode(b"\x89PNG\r\n\x1a\n" * 100).decode(),
+                        "mimeType": "image/png",
+                    },
                     {"type": "resource", "resource": {"uri": "file:///r.txt", "text": "resource text"}},
                     {
                         "type": "resource",
