@@ -128,4 +128,3 @@ def describe(blocks: tuple[ReplayBlock, ...] | list[dict[str, Any]]) -> list[dic
             block = ReplayBlock.from_dict(block)
         out.append({"type": block.type, "text": block.text, "opaque_bytes": block.opaque_bytes})
     return out
-

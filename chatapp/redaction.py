@@ -18,7 +18,9 @@ REDACTED = "[REDACTED]"
 # the thinking text, so a single replaced character makes the next request fail. These are kept
 # verbatim in the stored event and round (``keep_replay=True``) and never rendered: everything
 # shown goes through ``shown``, which reduces them to their size first.
-REPLAY_KEYS = frozenset({"replay", "provider_extra"})
+# ``media`` (tool images/audio, base64) too: a pattern matching inside base64 would break the bytes a
+# resumed run sends the model again; people see type and size only.
+REPLAY_KEYS = frozenset({"replay", "provider_extra", "media"})
 _PATTERNS = [
     re.compile(r"sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}"),
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-~+/]{12,}=*"),
@@ -80,9 +82,22 @@ def redact(value: Any, *, keep_replay: bool = False) -> Any:
     return value
 
 
+def without_media_data(value: Any) -> Any:
+    """A tool_call payload with its images/audio as type and size, never the bytes."""
+    if not isinstance(value, dict) or not isinstance(value.get("media"), list):
+        return value
+    summary = [
+        {"kind": m.get("kind"), "mime_type": m.get("mime_type"), "bytes": len(m.get("data") or "") * 3 // 4}
+        for m in value["media"]
+        if isinstance(m, dict)
+    ]
+    return {**value, "media": summary}
+
+
 def shown(value: Any) -> Any:
-    """What may be shown of a stored value: sealed blobs as "[opaque, N bytes]", secrets removed."""
-    return redact(summarise(value))
+    """What may be shown of a stored value: sealed blobs as "[opaque, N bytes]", tool media as type
+    and size, secrets removed."""
+    return redact(summarise(without_media_data(value)))
 
 
 def redact_event(event: Any) -> Any:

@@ -31,12 +31,28 @@ def _tool_input(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def tool_result_content(message: Message, media: frozenset[str]) -> str | list[dict[str, Any]]:
+    """The text alone, or text + image blocks for the images the model takes (the text notes them).
+
+    tool_result ``content`` is "a string or an array of content blocks" (text, image ...), images as
+    ``{"type": "image", "source": {"type": "base64", "media_type", "data"}}``.
+    """
+    images = [m for m in message.media if m.kind == "image" and m.mime_type in media]
+    if not images:
+        return message.content or ""
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": message.content or ""}]
+    for image in images:
+        source = {"type": "base64", "media_type": image.mime_type, "data": image.data}
+        blocks.append({"type": "image", "source": source})
+    return blocks
+
+
 def _blocks(message: Message, caps: Capabilities) -> list[dict[str, Any]]:
     if message.role == "tool":
         block: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": message.tool_call_id,
-            "content": message.content or "",
+            "content": tool_result_content(message, caps.tool_result_media),
         }
         if message.is_error:
             block["is_error"] = True

@@ -19,9 +19,28 @@ from typing import Any
 
 _KEEP = frozenset(
     {
-        "type", "format", "title", "description", "nullable", "enum", "items", "properties", "required",
-        "anyOf", "minimum", "maximum", "minItems", "maxItems", "minLength", "maxLength", "pattern",
-        "minProperties", "maxProperties", "default", "example", "propertyOrdering",
+        "type",
+        "format",
+        "title",
+        "description",
+        "nullable",
+        "enum",
+        "items",
+        "properties",
+        "required",
+        "anyOf",
+        "minimum",
+        "maximum",
+        "minItems",
+        "maxItems",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minProperties",
+        "maxProperties",
+        "default",
+        "example",
+        "propertyOrdering",
     }
 )
 

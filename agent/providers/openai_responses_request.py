@@ -25,11 +25,26 @@ from agent.providers.types import ModelRequest, ToolChoice
 from agent.replay import ReplayBlock
 
 
+def function_output(message: Message, caps: Capabilities) -> str | list[dict[str, Any]]:
+    """The text alone, or ``input_text`` + ``input_image`` parts for the images the model takes.
+
+    ``function_call_output.output`` is a string or a list of ``input_text`` / ``input_image`` /
+    ``input_file`` parts; an image goes as a base64 data URL.
+    """
+    images = [m for m in message.media if m.kind == "image" and m.mime_type in caps.tool_result_media]
+    if not images:
+        return message.content or ""
+    parts: list[dict[str, Any]] = [{"type": "input_text", "text": message.content or ""}]
+    for image in images:
+        url = f"data:{image.mime_type};base64,{image.data}"
+        parts.append({"type": "input_image", "image_url": url, "detail": "auto"})
+    return parts
+
+
 def convert_message(message: Message, caps: Capabilities) -> list[dict[str, Any]]:
     if message.role == "tool":
-        return [
-            {"type": "function_call_output", "call_id": message.tool_call_id, "output": message.content or ""}
-        ]
+        output = function_output(message, caps)
+        return [{"type": "function_call_output", "call_id": message.tool_call_id, "output": output}]
     if message.role == "assistant":
         items: list[dict[str, Any]] = [dict(b.data) for b in message.replay if _replayable(b, caps)]
         if message.content:

@@ -76,6 +76,10 @@ class Capabilities:
     # Tokens per CJK character of the provider's tokenizer, where documented or measured
     # (tokens.TokenCounter.cjk_per_char); None = count CJK with cl100k like everything else.
     cjk_tokens_per_char: float | None = None
+    # Image types the API takes inside a tool result (Anthropic tool_result image blocks, Responses
+    # function_call_output input_image). Others, and every type on Chat Completions (tool messages are
+    # text only), reach the model as the text note "[image: image/png, 12 KB]".
+    tool_result_media: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +100,8 @@ _O_SERIES = (
 _OPENAI_REASONING = (r"^(o\d|gpt-5)", {"send_temperature": False, "default_max_output_tokens": 32_000})
 
 _EFFORT = frozenset({"reasoning_effort"})
+# Anthropic vision and OpenAI image inputs both list PNG, JPEG, GIF (not animated) and WebP.
+_IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _THINKING = frozenset({"thinking", "thinking_budget"})
 # Local servers: a model may first be loaded from disk, and CPU prompt processing is slow.
 _LOCAL = {"default_idle_timeout": 600.0}
@@ -228,6 +234,7 @@ PRESETS: dict[str, Preset] = {
             replay_blocks=True,
             responses_encrypted_reasoning=True,
             send_prompt_cache_key=True,
+            tool_result_media=_IMAGES,
         ),
         (_OPENAI_REASONING,),
     ),
@@ -242,6 +249,7 @@ PRESETS: dict[str, Preset] = {
             replay_blocks=True,
             prefix_locked_thinking=True,
             prompt_cache="breakpoints",
+            tool_result_media=_IMAGES,
         )
     ),
 }
@@ -264,6 +272,8 @@ def resolve(preset: str, model: str, overrides: dict[str, Any] | None = None) ->
         unknown = set(overrides) - _FIELDS
         if unknown:
             raise ValueError(f"unknown capability override(s) {sorted(unknown)}; known: {sorted(_FIELDS)}")
+        if isinstance(overrides.get("tool_result_media"), list | tuple | set):  # JSON gives a list
+            overrides = {**overrides, "tool_result_media": frozenset(overrides["tool_result_media"])}
         caps = dataclasses.replace(caps, **overrides)
     if caps.prompt_cache not in get_args(PromptCache):
         raise ValueError(f"prompt_cache must be one of {get_args(PromptCache)}, not {caps.prompt_cache!r}")

@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from chatapp.models import Approval, Conversation, Message, Round, Run, RunEvent
+from chatapp.redaction import shown
 
 
 def pre_json(value: Any) -> str:
@@ -141,7 +142,7 @@ class RunEventAdmin(ReadOnlyAdmin):
 
     @admin.display(description="payload")
     def payload_pretty(self, obj: RunEvent) -> str:
-        return pre_json(obj.payload)
+        return pre_json(shown(obj.payload))
 
 
 @admin.register(Approval)
