@@ -122,6 +122,9 @@ def round_span(run: Run, rnd: Round, provider: str) -> dict[str, Any]:
         "gen_ai.response.finish_reasons": [rnd.finish_reason] if rnd.finish_reason else [],
         "gen_ai.usage.input_tokens": usage.get("prompt_tokens"),
         "gen_ai.usage.output_tokens": usage.get("completion_tokens"),
+        # Semantic conventions (development status): both counts are part of input_tokens.
+        "gen_ai.usage.cache_read.input_tokens": usage.get("cached_tokens"),
+        "gen_ai.usage.cache_creation.input_tokens": usage.get("cache_write_tokens"),
         "gen_ai.conversation.id": str(run.conversation_id),
         "clearloop.round.index": rnd.index,
         "clearloop.round.kind": rnd.kind,

@@ -12,6 +12,16 @@ def _dt(value: Any) -> str | None:
     return value.isoformat() if value else None
 
 
+def cache_totals(run: Run) -> dict[str, int | None]:
+    """Prompt-cache reads and writes over the run's rounds (None when no round reported them)."""
+    usages = [u or {} for u in run.rounds.values_list("usage", flat=True)]
+    totals: dict[str, int | None] = {}
+    for key in ("cached_tokens", "cache_write_tokens"):
+        known = [u[key] for u in usages if isinstance(u.get(key), int)]
+        totals[key] = sum(known) if known else None
+    return totals
+
+
 def run_summary(run: Run) -> dict[str, Any]:
     return {
         "run_id": run.pk,
@@ -26,6 +36,7 @@ def run_summary(run: Run) -> dict[str, Any]:
             "prompt_tokens": run.prompt_tokens,
             "completion_tokens": run.completion_tokens,
             "total_tokens": run.prompt_tokens + run.completion_tokens,
+            **cache_totals(run),
         },
         "rounds_count": run.rounds_count,
         "tool_calls_count": run.tool_calls_count,

@@ -1,4 +1,8 @@
-"""A per-conversation picture of token usage per round, as SVG geometry computed server-side."""
+"""A per-conversation picture of token usage per round, as SVG geometry computed server-side.
+
+Each bar is the round's prompt (the part read from the provider's prompt cache drawn darker at its
+base) with its completion on top; the title spells out cache reads and writes.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ class Bar:
     prompt_h: float
     completion_y: float
     completion_h: float
+    cached_y: float
+    cached_h: float
     label: str
     title: str
 
@@ -29,17 +35,17 @@ def usage_bars(conversation: Conversation) -> dict:
     )
     if not rounds:
         return {"bars": [], "width": WIDTH, "height": HEIGHT}
-    totals = [
-        ((r["usage"] or {}).get("prompt_tokens") or 0, (r["usage"] or {}).get("completion_tokens") or 0)
-        for r in rounds
-    ]
+    usages = [r["usage"] or {} for r in rounds]
+    totals = [(u.get("prompt_tokens") or 0, u.get("completion_tokens") or 0) for u in usages]
     peak = max(p + c for p, c in totals) or 1
     slot = (WIDTH - 2 * PAD) / len(rounds)
     scale = (HEIGHT - 2 * PAD) / peak
     bars = []
-    for i, (r, (prompt, completion)) in enumerate(zip(rounds, totals, strict=True)):
+    for i, (r, usage, (prompt, completion)) in enumerate(zip(rounds, usages, totals, strict=True)):
         x = PAD + i * slot + slot * 0.15
         prompt_h, completion_h = prompt * scale, completion * scale
+        read, written = usage.get("cached_tokens") or 0, usage.get("cache_write_tokens") or 0
+        cached_h = min(read, prompt) * scale
         base = HEIGHT - PAD
         bars.append(
             Bar(
@@ -49,9 +55,12 @@ def usage_bars(conversation: Conversation) -> dict:
                 prompt_h=round(prompt_h, 1),
                 completion_y=round(base - prompt_h - completion_h, 1),
                 completion_h=round(completion_h, 1),
+                cached_y=round(base - cached_h, 1),
+                cached_h=round(cached_h, 1),
                 label=f"{r['run_id']}.{r['index'] + 1}",
                 title=f"run {r['run_id']} round {r['index'] + 1}: "
-                f"{prompt} prompt + {completion} completion tokens",
+                f"{prompt} prompt ({read} cache read, {written} cache write) + "
+                f"{completion} completion tokens",
             )
         )
     return {"bars": bars, "width": WIDTH, "height": HEIGHT, "peak": peak, "baseline": HEIGHT - PAD}
