@@ -4,7 +4,8 @@ Both read a 2,000-chunk stream (1,500 text deltas, then one tool call in 500 arg
 shaped like OpenAI's chunks) from the same local HTTP server. The bare loop does what any client
 must at minimum: ``aconnect_sse`` + ``aiter_sse`` + ``json.loads`` per event. The adapter does all
 of its work: request building, SSE with the final-frame flush and the deadline check, accumulation,
-delta events, finalisation. Goal: adapter throughput >= 0.7 x bare. Not a test.
+delta events, finalisation. Goal: adapter throughput >= 0.7 x bare. Not a test. Then it prints the
+input-token cost of a recorded 6-round tool loop with and without prompt caching (``cache_cost``).
 
     .venv/bin/python -m bench.providers.run [--rounds 15]
 """
@@ -153,3 +154,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     asyncio.run(main(parser.parse_args().rounds))
+    from bench.providers import cache_cost
+
+    print("\nprompt caching (bench.providers.cache_cost, default prices; see its --help):")
+    cache_cost.main([])

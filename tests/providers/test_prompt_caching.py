@@ -288,3 +288,18 @@ def _unmarked(messages: list[dict[str, Any]]) -> list[Any]:
             content = [{"type": "text", "text": content}]
         out.append((m["role"], [{k: v for k, v in b.items() if k != "cache_control"} for b in content]))
     return out
+
+
+def test_bench_prices_cache_reads_and_writes_and_replays_an_exported_trace(tmp_path):
+    from bench.providers.cache_cost import Prices, load, loop_cost, report, round_cost
+
+    prices = Prices(input=3.0, cache_read=0.3, cache_write=3.75)
+    usage = {"prompt_tokens": 14_000, "cached_tokens": 12_000, "cache_write_tokens": 2_000}
+    assert round_cost(usage, prices) == pytest.approx((12_000 * 0.3 + 2_000 * 3.75) / 1e6)
+    recorded = load(None)
+    assert len(recorded["cached"]) == len(recorded["uncached"]) == 6
+    assert loop_cost(recorded["cached"], prices) < loop_cost(recorded["uncached"], prices)
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps({"rounds": [{"usage": usage}, {"usage": {"prompt_tokens": 100}}]}))
+    text = report(load(trace), prices)
+    assert "2-round loop input cost: 0.0114 with caching, 0.0423 without (73% less)" in text
