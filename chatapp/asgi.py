@@ -1,4 +1,5 @@
-"""ASGI entry point: Django views, the websocket consumer, and the demo model under /demo-llm/."""
+"""ASGI entry point: Django views, the websocket consumer, and the demo model under /demo-llm/ (demo
+mode only)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ demo_app = create_app(DemoModelSettings(tokens_per_second=settings.DEMO_MODEL_TO
 
 async def http_app(scope, receive, send):
     path = scope.get("path", "")
-    if path.startswith(DEMO_PREFIX + "/"):
+    if settings.DEMO_MODE and path.startswith(DEMO_PREFIX + "/"):
         # Mounted here so `make run` needs no extra process; the demo model is plain HTTP like any API.
+        # Only in demo mode (issue 16, L3): otherwise the path is Django's, which answers 404.
         inner = dict(scope, path=path[len(DEMO_PREFIX) :], root_path=scope.get("root_path", "") + DEMO_PREFIX)
         await demo_app(inner, receive, send)
         return

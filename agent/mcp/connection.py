@@ -26,6 +26,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agent.mcp.config import McpServerConfig
 from agent.mcp.errors import ServerStartTimeoutError, ServerUnavailableError, first_leaf
+from agent.mcp.stdio_guard import CappedLog
 from agent.mcp.transport import build_transport, watched
 
 log = logging.getLogger(__name__)
@@ -168,7 +169,7 @@ class ServerConnection:
             self._task = None
 
     async def _run(self, ready: asyncio.Future[Client], wake: asyncio.Event) -> None:
-        errlog = self.log_path.open("a", encoding="utf-8", errors="replace")
+        errlog = CappedLog(self.log_path)  # rotated at a size cap (L7)
         closed = False
         published: Client | None = None
 

@@ -1,10 +1,11 @@
 """Building the SDK transport for a server config, and watching it for closure.
 
-stdio children are started through a tiny launcher (``python -I -S -c ...``) that sets
-``PR_SET_PDEATHSIG=SIGKILL`` and then ``exec``s the real command (same PID, argv as an array, no
-shell). The SDK's own shutdown (close stdin, SIGTERM then SIGKILL the process group) covers a clean
-``aclose()``; the death signal covers a worker that is killed outright (SIGKILL, OOM killer), where
-no Python code runs at all. Linux only: elsewhere the command is started directly.
+stdio children are started through a small launcher (``python -I -S -c ...``, ``stdio_guard.py``)
+that sets ``PR_SET_PDEATHSIG=SIGKILL`` for itself and the real command it starts (argv as an array,
+no shell) and relays the command's stdout with a per-message size cap. The SDK's own shutdown
+(close stdin, SIGTERM then SIGKILL the process group) covers a clean ``aclose()``; the death signal
+covers a worker that is killed outright (SIGKILL, OOM killer), where no Python code runs at all.
+Linux only: elsewhere the command is started directly.
 """
 
 from __future__ import annotations
@@ -23,21 +24,13 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from agent.mcp.config import McpServerConfig
-
-# argv: [ppid, command, *args]. prctl(1 = PR_SET_PDEATHSIG, 9 = SIGKILL). If the parent already
-# died between fork and prctl we were re-parented: exit instead of running unsupervised.
-_LAUNCHER = (
-    "import ctypes,os,sys\n"
-    "ctypes.CDLL(None,use_errno=True).prctl(1,9,0,0,0)\n"
-    "if os.getppid()!=int(sys.argv[1]):os._exit(70)\n"
-    "os.execvp(sys.argv[2],sys.argv[2:])\n"
-)
+from agent.mcp.stdio_guard import LAUNCHER, MAX_MESSAGE_BYTES
 
 
 def stdio_parameters(config: McpServerConfig) -> StdioServerParameters:
     command, args = config.command or "", list(config.args)
     if sys.platform.startswith("linux"):
-        args = ["-I", "-S", "-c", _LAUNCHER, str(os.getpid()), command, *args]
+        args = ["-I", "-S", "-c", LAUNCHER, str(os.getpid()), str(MAX_MESSAGE_BYTES), command, *args]
         command = sys.executable
     return StdioServerParameters(command=command, args=args, env=dict(config.env) or None)
 

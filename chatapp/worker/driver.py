@@ -8,6 +8,7 @@ crash continue where the run stopped (R-RUN-2).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import Any
 
@@ -15,6 +16,7 @@ from django.conf import settings
 
 from agent import events as ev
 from agent.loop import LoopSettings, NextStepInterruption, run_agent
+from agent.mcp import GATEWAY_TOOL
 from agent.providers.errors import ProviderError
 from chatapp.services.approvals import void_stale_approvals
 from chatapp.worker import store
@@ -22,7 +24,7 @@ from chatapp.worker.context import RunContext, load_run_context
 from chatapp.worker.lease import renew_lease
 from chatapp.worker.recorder import RunRecorder
 from chatapp.worker.runtime import WorkerRuntime
-from chatapp.worker.toolboxes import build_policy, build_toolbox
+from chatapp.worker.toolboxes import build_policy, build_toolbox, mcp_pool, refresh_catalogues
 from chatapp.worker.windows import served_limits
 
 log = logging.getLogger(__name__)
@@ -80,10 +82,23 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
 async def _void_stale_approvals(runtime: WorkerRuntime, ctx: RunContext, toolbox: Any) -> None:
     if not ctx.state.decisions:
         return
+    # Ask the servers of the decided calls, not the cache: a definition changed without
+    # notifications/tools/list_changed must void the approval too before the call runs (L2).
+    servers = {_server_of(c) for c in ctx.state.calls.values() if c.call_id in ctx.state.decisions}
+    await refresh_catalogues(await mcp_pool(runtime), servers)
     await toolbox.list_tools()  # fills toolbox.infos with the definitions offered right now
     hashes = {name: info.definition_hash for name, info in toolbox.infos.items()}
     for call_id in await runtime.db(void_stale_approvals, ctx.run_id, hashes):
         ctx.state.decisions.pop(call_id, None)
+
+
+def _server_of(call: Any) -> str:
+    if call.name == GATEWAY_TOOL:
+        try:
+            return str(json.loads(call.arguments or "{}").get("server") or "")
+        except (ValueError, AttributeError):
+            return ""
+    return call.server or ""
 
 
 async def _stopped_while(agent: asyncio.Task, recorder: RunRecorder) -> bool:

@@ -8,6 +8,7 @@ description the model reads (R-LOOP-8).
 from __future__ import annotations
 
 import dataclasses
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from django.conf import settings
 
 from agent.loop import PolicyDecision, ProposedCall
 from agent.mcp import GATEWAY_TOOL, McpPool, McpToolbox
-from agent.mcp.catalogue import definition_hash
+from agent.mcp.catalogue import definition_hash, exposed_name
 from agent.messages import ToolSpec
 from agent.toolbox import ToolContext, ToolInfo, ToolOutcome
 from agent.tools import CombinedToolbox, SqlToolbox, WorkspaceToolbox
@@ -84,17 +85,23 @@ class DbPolicy:
             return False
         return await self.runtime.db(_executed_calls, self.run_id, name) >= limit
 
+    def _gateway_rule(self, server: str, tool: str) -> policies.Rule:
+        """Behind the gateway the real tool is in the arguments: its own policy applies, whether the
+        admin wrote it for the name the tool is listed under (sanitised/shortened, as in traces and
+        the admin's tool listing) or for the raw remote name; a disabling rule on either wins (L1)."""
+        names = dict.fromkeys((exposed_name(server, tool), f"{server}__{tool}"))
+        matched = [r for r in (policies.match(self.toolbox.rules, n) for n in names) if r is not None]
+        for rule in matched:
+            if not rule.enabled:
+                return rule
+        if matched:
+            return matched[0]
+        return policies.default_rule("high", server, server in self.toolbox.trusted, {})
+
     async def check(self, call: ProposedCall) -> PolicyDecision:
         rule = self.toolbox.effective.get(call.name)
         if call.name == GATEWAY_TOOL:
-            # Behind the gateway the real tool is in the arguments: its own policy applies.
-            real = f"{call.arguments.get('server')}__{call.arguments.get('tool')}"
-            rule = policies.match(self.toolbox.rules, real) or policies.default_rule(
-                "high",
-                str(call.arguments.get("server")),
-                call.arguments.get("server") in self.toolbox.trusted,
-                {},
-            )
+            rule = self._gateway_rule(str(call.arguments.get("server")), str(call.arguments.get("tool")))
         if rule is None or not rule.enabled:
             return PolicyDecision("deny", f"{call.name} is disabled by the administrator")
         if await self._over_limit(call.name, rule.max_calls_per_run):
@@ -115,6 +122,16 @@ async def mcp_pool(runtime: WorkerRuntime) -> McpPool:
         runtime.resources["mcp_pool"] = pool
         runtime.on_close(pool.aclose)
     return pool
+
+
+async def refresh_catalogues(pool: McpPool, servers: set[str]) -> None:
+    """Re-list these servers' tools now; a server that cannot answer keeps its cache (its calls then
+    fail on their own, with the reason)."""
+    for name in sorted(servers & set(pool.servers)):
+        try:
+            await pool.catalogue(name, refresh=True)
+        except Exception:  # noqa: BLE001 - one unreachable server must not stop the others' refresh
+            logging.getLogger(__name__).warning("re-listing %s before approved calls failed", name)
 
 
 def _load_host_config() -> tuple[list, list, set[str], Any]:

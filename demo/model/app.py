@@ -60,15 +60,20 @@ def error_response(
 class FaultBook:
     """Which faults already fired, per conversation (the user's message) and fault name."""
 
+    # Bounded: the oldest entries go first, so a stream of distinct messages cannot grow the process.
+    MAX_ENTRIES = 10_000
+
     def __init__(self, once: bool) -> None:
         self.once = once
-        self.fired: set[str] = set()
+        self.fired: dict[str, None] = {}  # insertion-ordered set
 
     def take(self, fault: str, body: dict[str, Any]) -> bool:
         key = fault + ":" + hashlib.sha256(read_turn(body).user_text.encode()).hexdigest()
         if self.once and key in self.fired:
             return False
-        self.fired.add(key)
+        self.fired[key] = None
+        while len(self.fired) > self.MAX_ENTRIES:
+            del self.fired[next(iter(self.fired))]
         return True
 
 

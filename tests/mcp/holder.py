@@ -18,7 +18,7 @@ async def main() -> None:
     pool = McpPool([raw_config("a"), raw_config("b")])
     await pool.catalogue("a")
     await pool.catalogue("b")
-    print(json.dumps([p.pid for p in psutil.Process().children()]), flush=True)
+    print(json.dumps([p.pid for p in psutil.Process().children(recursive=True)]), flush=True)
     await asyncio.Event().wait()
 
 
