@@ -47,7 +47,7 @@ class ProviderSettings:
     # Backoff bounds and the longest server-requested wait we sleep through (see retry.py).
     retry_initial_backoff: float = 0.5
     retry_max_backoff: float = 8.0
-    retry_max_after: float = 60.0
+    retry_max_after: float = 30.0  # = the loop's max_round_retry_wait: a longer wait fails fast
 
     def __post_init__(self) -> None:
         if self.kind not in DEFAULT_PRESET:
