@@ -182,6 +182,8 @@ OPENAI_PROVIDER = (
     openai_provider(OPENAI_BASE_URL or "", OPENAI_API, OPENAI_MODEL or "") if OPENAI_MODEL else None
 )
 ANTHROPIC_PROVIDER = anthropic_provider(ANTHROPIC_MODEL) if ANTHROPIC_MODEL else None
+# The currency the price tables are entered in (a label: prices are never converted).
+COST_CURRENCY = env_str("CLEARLOOP_COST_CURRENCY", "USD")
 
 # --- auth, static, security ------------------------------------------------------------------
 LOGIN_URL = "login"

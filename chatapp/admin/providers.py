@@ -11,7 +11,7 @@ from django.urls import path, reverse
 
 from agent.providers import knobs, profiles
 from chatapp.admin.masking import MASK, MaskedJsonMixin
-from chatapp.models import ProviderConfig
+from chatapp.models import ModelPrice, ProviderConfig
 from chatapp.secrets import encrypt
 from chatapp.services.admin_checks import ProviderCheck, check_provider
 
@@ -163,9 +163,21 @@ def report(request: HttpRequest, check: ProviderCheck) -> None:
         messages.error(request, f"{check.provider}: the test request failed: {check.message}")
 
 
+class ModelPriceInline(admin.TabularInline):
+    """The price table: per model, in CLEARLOOP_COST_CURRENCY per million tokens. An empty price is
+    unknown, and a round that needed it shows "unknown" instead of a cost (chatapp/pricing.py)."""
+
+    model = ModelPrice
+    extra = 1
+    fields = ("model", "input", "output", "cached_read", "cache_write", "reasoning")
+    verbose_name = "price (per million tokens; empty = unknown)"
+    verbose_name_plural = "Prices per million tokens (empty = unknown, never guessed)"
+
+
 @admin.register(ProviderConfig)
 class ProviderConfigAdmin(admin.ModelAdmin):
     form = ProviderConfigForm
+    inlines = [ModelPriceInline]
     list_display = ("name", "label", "kind", "preset", "model", "base_url", "enabled", "demo", "key_source")
     list_filter = ("kind", "enabled", "is_demo")
     search_fields = ("name", "label", "model", "base_url")

@@ -12,8 +12,11 @@ import hashlib
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
+
 from chatapp.models import ProviderConfig, Round, Run, ToolCall
 from chatapp.redaction import redact
+from chatapp.services import costs
 
 SCOPE = {"name": "clearloop.audit", "version": "1"}
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
@@ -94,6 +97,7 @@ def run_span(run: Run, provider: str) -> dict[str, Any]:
         "clearloop.run.status": run.status,
         "clearloop.provider.config": run.provider_name,
         "error.type": (run.error_class or run.status) if failed else None,
+        **_cost_attributes(run),
     }
     return _span(
         run,
@@ -106,6 +110,15 @@ def run_span(run: Run, provider: str) -> dict[str, Any]:
         attributes=attributes(attrs),
         status=_status(redact(run.error) or run.status if failed else None),
     )
+
+
+def _cost_attributes(run: Run) -> dict[str, Any]:
+    total = costs.total(run.rounds.all())
+    return {
+        "clearloop.run.cost": str(total.amount) if total.priced else None,
+        "clearloop.run.unpriced_rounds": total.unpriced,
+        "clearloop.cost.currency": settings.COST_CURRENCY,
+    }
 
 
 def round_span(run: Run, rnd: Round, provider: str) -> dict[str, Any]:
@@ -130,6 +143,10 @@ def round_span(run: Run, rnd: Round, provider: str) -> dict[str, Any]:
         "clearloop.round.kind": rnd.kind,
         "clearloop.round.finish_reason_raw": rnd.finish_reason_raw,
         "clearloop.round.ttft_ms": rnd.ttft_ms,
+        # A Decimal as text (exact); absent when unknown, with the reason.
+        "clearloop.round.cost": str(rnd.cost) if rnd.cost is not None else None,
+        "clearloop.round.cost_note": rnd.cost_note,
+        "clearloop.cost.currency": settings.COST_CURRENCY,
     }
     return _span(
         run,

@@ -3,6 +3,7 @@ from chatapp.models.calibration import TokenCalibration
 from chatapp.models.conversation import Conversation, Message
 from chatapp.models.mcp_server import McpServer
 from chatapp.models.policy import ToolPolicy
+from chatapp.models.pricing import ModelPrice
 from chatapp.models.provider import ProviderConfig
 from chatapp.models.run import ACTIVE_STATUSES, TERMINAL_STATUSES, Approval, Round, Run, RunEvent, ToolCall
 
@@ -13,6 +14,7 @@ __all__ = [
     "Conversation",
     "McpServer",
     "Message",
+    "ModelPrice",
     "ProviderConfig",
     "Round",
     "Run",

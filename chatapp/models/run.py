@@ -75,6 +75,9 @@ class Round(models.Model):
     ttft_ms = models.FloatField(null=True)
     duration_ms = models.FloatField(null=True)
     compressions = models.JSONField(default=list, blank=True)
+    # From the provider's price table when the round was stored; null = unknown (cost_note says why).
+    cost = models.DecimalField(max_digits=16, decimal_places=8, null=True, blank=True)
+    cost_note = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

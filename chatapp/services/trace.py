@@ -6,6 +6,7 @@ from typing import Any
 
 from chatapp.models import Run
 from chatapp.redaction import shown
+from chatapp.services import costs
 
 
 def _dt(value: Any) -> str | None:
@@ -38,6 +39,7 @@ def run_summary(run: Run) -> dict[str, Any]:
             "total_tokens": run.prompt_tokens + run.completion_tokens,
             **cache_totals(run),
         },
+        "cost": costs.total(run.rounds.all()).to_dict(),
         "rounds_count": run.rounds_count,
         "tool_calls_count": run.tool_calls_count,
         "deliveries": run.deliveries,
@@ -63,6 +65,8 @@ def run_trace(run: Run, *, include_events: bool = True) -> dict[str, Any]:
             "ttft_ms": r.ttft_ms,
             "duration_ms": r.duration_ms,
             "compressions": r.compressions,
+            "cost": str(r.cost) if r.cost is not None else None,
+            "cost_note": r.cost_note or None,
         }
         for r in run.rounds.all()
     ]

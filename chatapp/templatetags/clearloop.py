@@ -41,3 +41,11 @@ def ms(value: float | None) -> str:
     if value is None:
         return "–"
     return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:.0f} ms"
+
+
+@register.filter
+def round_cost(value: Any) -> str:
+    """A round's cost, or "unknown (why)": an unknown cost is never shown as zero."""
+    from chatapp.services.costs import round_label
+
+    return round_label(value)

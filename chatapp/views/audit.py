@@ -23,6 +23,7 @@ from chatapp.audit.filters import RunFilter, filtered_runs
 from chatapp.audit.otel import run_to_otel
 from chatapp.models import AuditEvent, Run, RunEvent
 from chatapp.redaction import redact, shown
+from chatapp.services import costs
 from chatapp.services.trace import run_trace
 from chatapp.views.display import round_reasoning
 
@@ -61,9 +62,20 @@ def pretty_text(text: str) -> str:
 @require_GET
 def runs(request: HttpRequest) -> HttpResponse:
     form = RunFilter(request.GET)
-    page = Paginator(filtered_runs(form), RUNS_PER_PAGE).get_page(request.GET.get("page"))
-    rows = [(run, redact(run.user_message.content)[:200] if run.user_message else "") for run in page]
-    context = {"form": form, "page": page, "rows": rows, "total": page.paginator.count}
+    selected = filtered_runs(form)
+    page = Paginator(selected, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    run_costs = costs.per_run(run.pk for run in page)
+    rows = [
+        (run, redact(run.user_message.content)[:200] if run.user_message else "", run_costs.get(run.pk, "–"))
+        for run in page
+    ]
+    context = {
+        "form": form,
+        "page": page,
+        "rows": rows,
+        "total": page.paginator.count,
+        "by_user": costs.per_user(selected),
+    }
     template = "audit/runs.html#results" if request.htmx else "audit/runs.html"
     return render(request, template, context)
 
@@ -102,6 +114,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "events": events,
         "event_rows": [(e, json.dumps(shown(e.payload), ensure_ascii=False)) for e in events],
         "audit_events": AuditEvent.objects.filter(run_id=run.pk).order_by("seq"),
+        "cost": costs.total(run.rounds.all()),
     }
     return render(request, "audit/run.html", context)
 

@@ -1,7 +1,8 @@
 """A per-conversation picture of token usage per round, as SVG geometry computed server-side.
 
 Each bar is the round's prompt (the part read from the provider's prompt cache drawn darker at its
-base) with its completion on top; the title spells out cache reads and writes.
+base) with its completion on top; the title spells out cache reads and writes and the round's cost,
+and the conversation's cost heads the chart.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chatapp.models import Conversation, Round
+from chatapp.services.costs import cost_label, total_of_values
 
 WIDTH, HEIGHT, PAD = 600, 160, 24
 
@@ -31,7 +33,7 @@ def usage_bars(conversation: Conversation) -> dict:
     rounds = list(
         Round.objects.filter(run__conversation=conversation)
         .order_by("run_id", "index")
-        .values("run_id", "index", "usage")
+        .values("run_id", "index", "usage", "cost", "cost_note")
     )
     if not rounds:
         return {"bars": [], "width": WIDTH, "height": HEIGHT}
@@ -60,7 +62,14 @@ def usage_bars(conversation: Conversation) -> dict:
                 label=f"{r['run_id']}.{r['index'] + 1}",
                 title=f"run {r['run_id']} round {r['index'] + 1}: "
                 f"{prompt} prompt ({read} cache read, {written} cache write) + "
-                f"{completion} completion tokens",
+                f"{completion} completion tokens, cost {cost_label(r['cost'], r['cost_note'])}",
             )
         )
-    return {"bars": bars, "width": WIDTH, "height": HEIGHT, "peak": peak, "baseline": HEIGHT - PAD}
+    return {
+        "bars": bars,
+        "width": WIDTH,
+        "height": HEIGHT,
+        "peak": peak,
+        "baseline": HEIGHT - PAD,
+        "cost": total_of_values(r["cost"] for r in rounds),
+    }

@@ -11,6 +11,7 @@ from agent.replay import blocks_from_dicts, opaque_size
 from chatapp.markdown import render_markdown
 from chatapp.models import Conversation, Message, Run
 from chatapp.redaction import redact_text
+from chatapp.services.costs import CostTotal, total_of
 
 
 @dataclass
@@ -21,6 +22,7 @@ class Exchange:
     answer_partial: bool = False
     rounds: list[Any] = field(default_factory=list)
     calls_by_round: dict[int, list[Any]] = field(default_factory=dict)
+    cost: CostTotal = field(default_factory=CostTotal)
 
 
 def _exchange(run: Run, include_user: bool) -> Exchange:
@@ -39,6 +41,7 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
         answer_html=html,
         rounds=rounds,
         calls_by_round=calls,
+        cost=total_of(rounds),
     )
 
 

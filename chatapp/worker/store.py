@@ -12,6 +12,7 @@ from django.utils import timezone
 from agent import events as ev
 from chatapp.audit import record
 from chatapp.models import Message, Round, Run, RunEvent, ToolCall
+from chatapp.pricing import price_for, round_cost
 from chatapp.redaction import redact
 from chatapp.worker import calibration
 
@@ -65,6 +66,9 @@ def _apply(run_id: int, event: ev.Event) -> None:
 
 def _store_round(run_id: int, event: ev.RoundFinished) -> None:
     usage = event.usage.to_dict()
+    run = Run.objects.only("provider_name", "model").get(pk=run_id)
+    # Priced now, at the prices in force: a later change of the table does not rewrite history.
+    cost = round_cost(usage, price_for(run.provider_name, run.model, event.model))
     stored, _ = Round.objects.update_or_create(
         run_id=run_id,
         index=event.round_index,
@@ -80,9 +84,10 @@ def _store_round(run_id: int, event: ev.RoundFinished) -> None:
             "usage": usage,
             "ttft_ms": event.ttft_ms,
             "duration_ms": event.duration_ms,
+            "cost": cost.amount,
+            "cost_note": cost.note,
         },
     )
-    run = Run.objects.only("provider_name", "model").get(pk=run_id)
     previous = (
         Round.objects.filter(run_id=run_id, index=event.round_index - 1).values("request", "usage").first()
     )

@@ -49,6 +49,9 @@ def form_data(**overrides) -> dict:
         "total_timeout": "",
         "max_retries": "2",
         "enabled": "on",
+        # The price table inline (none unless a test adds rows).
+        "prices-TOTAL_FORMS": "0",
+        "prices-INITIAL_FORMS": "0",
     }
     data.update(overrides)
     return data
@@ -264,3 +267,33 @@ def test_an_env_provider_shows_its_guessed_preset(login, monkeypatch, settings):
     assert config.extra_body == {"thinking": {"type": "enabled"}}
     page = html.unescape(login("ada").get(f"{CHANGELIST}{config.pk}/change/").content.decode())
     assert "guessed from the base URL host api.deepseek.com (set OPENAI_PRESET to choose)" in page
+
+
+def test_the_price_table_is_edited_with_the_provider(login):
+    from decimal import Decimal
+
+    from chatapp.models import ModelPrice
+
+    client = login("ada")
+    rows = {
+        "prices-TOTAL_FORMS": "2",
+        "prices-0-model": "acme-1",
+        "prices-0-input": "1.25",
+        "prices-0-output": "10",
+        "prices-0-cached_read": "0.125",
+        "prices-0-cache_write": "",
+        "prices-0-reasoning": "",
+        "prices-1-model": "",
+        "prices-1-input": "-1",
+    }
+    response = client.post(f"{CHANGELIST}add/", form_data(**rows))
+    assert response.status_code == 200  # a negative price is refused, nothing is saved
+    assert "ensure this value is greater than or equal to 0" in page_messages(response)
+    assert not ProviderConfig.objects.filter(name="acme").exists()
+    rows["prices-1-input"] = "2"
+    assert client.post(f"{CHANGELIST}add/", form_data(**rows)).status_code == 302
+    prices = {p.model: p for p in ModelPrice.objects.filter(provider__name="acme")}
+    assert prices["acme-1"].input == Decimal("1.25") and prices["acme-1"].cache_write is None  # unknown
+    assert prices[""].input == Decimal("2") and prices[""].output is None
+    page = page_messages(client.get(f"{CHANGELIST}{prices[''].provider_id}/change/"))
+    assert "prices per million tokens (empty = unknown, never guessed)" in page

@@ -1,0 +1,96 @@
+"""Costs summed over rounds: per run, conversation and user, for the trace, the chart, the auditor
+and the exports. A round without a cost (no price, or a price missing for a kind of token it used)
+is counted as unpriced, so a total never looks complete when it is not."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Count, Q, QuerySet, Sum
+
+from chatapp.models import Round, Run
+
+
+def money(amount: Decimal) -> str:
+    places = Decimal("0.0001") if amount >= Decimal("0.01") else Decimal("0.000001")
+    return f"{settings.COST_CURRENCY} {amount.quantize(places)}"
+
+
+@dataclass(frozen=True, slots=True)
+class CostTotal:
+    amount: Decimal = Decimal(0)  # of the priced rounds
+    priced: int = 0
+    unpriced: int = 0
+
+    def __str__(self) -> str:
+        if not self.priced:
+            return "unknown" if self.unpriced else "–"
+        if self.unpriced:
+            return (
+                f"≥ {money(self.amount)} ({self.unpriced} round{'s' if self.unpriced != 1 else ''} unpriced)"
+            )
+        return money(self.amount)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "amount": str(self.amount) if self.priced else None,
+            "currency": settings.COST_CURRENCY,
+            "priced_rounds": self.priced,
+            "unpriced_rounds": self.unpriced,
+            "complete": self.priced > 0 and not self.unpriced,
+        }
+
+
+_AGGREGATES = {
+    "amount": Sum("cost"),
+    "priced": Count("pk", filter=Q(cost__isnull=False)),
+    "unpriced": Count("pk", filter=Q(cost__isnull=True)),
+}
+
+
+def _total(row: dict[str, Any]) -> CostTotal:
+    return CostTotal(row["amount"] or Decimal(0), row["priced"], row["unpriced"])
+
+
+def total(rounds: QuerySet[Round]) -> CostTotal:
+    return _total(rounds.aggregate(**_AGGREGATES))
+
+
+def total_of(rounds: Iterable[Round]) -> CostTotal:
+    """Of rounds already loaded (the chat page has them)."""
+    return total_of_values(r.cost for r in rounds)
+
+
+def total_of_values(costs: Iterable[Decimal | None]) -> CostTotal:
+    values = list(costs)
+    priced = [c for c in values if c is not None]
+    return CostTotal(sum(priced, Decimal(0)), len(priced), len(values) - len(priced))
+
+
+def cost_label(cost: Decimal | None, note: str = "") -> str:
+    return money(cost) if cost is not None else f"unknown ({note or 'no price'})"
+
+
+def round_label(r: Round) -> str:
+    return cost_label(r.cost, r.cost_note)
+
+
+def per_run(run_ids: Iterable[int]) -> dict[int, CostTotal]:
+    rows = Round.objects.filter(run_id__in=list(run_ids)).values("run_id").annotate(**_AGGREGATES)
+    return {row["run_id"]: _total(row) for row in rows}
+
+
+def per_user(runs: QuerySet[Run]) -> list[tuple[str, CostTotal]]:
+    """Cost per user over ``runs`` (the auditor's filtered selection), most expensive first."""
+    owner = "run__conversation__owner__username"
+    rows = (
+        Round.objects.filter(run__in=runs.order_by().values("pk"))
+        .values(owner)
+        .annotate(**_AGGREGATES)
+        .order_by("-amount", owner)
+    )
+    return [(row[owner], _total(row)) for row in rows]
