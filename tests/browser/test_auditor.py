@@ -40,6 +40,10 @@ def test_auditor_browses_exports_and_cannot_write(cast, demo_provider, page_for)
     page = page_for("otto", "otto-pass")
     assert "/audit/" in page.url  # auditors land on the trace browser
     page.click(f"a[href='/audit/runs/{run.pk}/']")
+    # The click starts a navigation; wait for the run page itself before reading it (a loaded
+    # machine showed the half-parsed document).
+    page.wait_for_url(f"**/audit/runs/{run.pk}/")
+    page.wait_for_load_state("domcontentloaded")
     assert "what is the budget?" in page.content()
     with page.expect_download() as download:
         page.click("text=Export OpenTelemetry JSON")
