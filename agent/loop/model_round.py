@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -169,8 +170,16 @@ class _Fit:
         self, messages: list[Message], prefix: int, force: bool
     ) -> tuple[list[Message], int, CompressionPlan | None]:
         limits = self.settings.limits
-        compressor = Compressor(self.counter, limits)
         previous = last_plan(self.state)
+        if self.settings.thinking_prefix_locked:
+            if holds_thinking(messages[:prefix]):
+                return self.locked(Compressor(self.counter, limits), previous, messages, prefix, force)
+            if not self.state.rounds:
+                # Before the run's first thinking block exists is the last time anything may be
+                # shrunk: make room early (above the target, not the threshold) by dropping whole
+                # older turns, so the run can grow without rewriting what its blocks were made on.
+                limits = dataclasses.replace(limits, compress_threshold=limits.compress_target)
+        compressor = Compressor(self.counter, limits)
         if previous is not None and previous.prefix <= prefix and not force:
             kept = list(compressor.apply(previous, messages, self.specs))
             if not over_threshold(limits, self.estimate(kept)):
@@ -195,6 +204,34 @@ class _Fit:
             )
         shrunk = [*head, *messages[prefix:]]
         return shrunk, self.estimate(shrunk), plan
+
+
+    def locked(
+        self,
+        compressor: Compressor,
+        previous: CompressionPlan | None,
+        messages: list[Message],
+        prefix: int,
+        force: bool,
+    ) -> tuple[list[Message], int, CompressionPlan | None]:
+        """Preserved thinking: "nothing before the thinking block has changed" or the block is invalid
+        (docs/providers.md). The last plan is re-applied (same bytes) and nothing is compressed anew;
+        older turns can only have been dropped before the run's first thinking block existed."""
+        kept = messages
+        if previous is not None and previous.prefix <= prefix:
+            kept = list(compressor.apply(previous, messages, self.specs))
+        if force:
+            raise ContextTooLong(
+                "the run holds preserved thinking blocks, and compressing anything before them would "
+                "invalidate them (Anthropic preserved thinking); start a new conversation or turn "
+                "thinking off"
+            )
+        return kept, self.estimate(kept), previous if kept is not messages else None
+
+
+def holds_thinking(messages: list[Message]) -> bool:
+    """True when a message carries Anthropic thinking blocks (their prefix is locked)."""
+    return any(b.wire == "anthropic" for m in messages for b in m.replay)
 
 
 def request_record(provider: Provider, prepared: PreparedRound, kind: str, guard: str | None) -> dict:

@@ -41,3 +41,6 @@ class LoopSettings:
     workspace: str | None = None  # passed to tools in ToolContext
     cache_key: str | None = None  # the prompt cache this run's requests share (one per conversation)
     cancel_check_every: int = 32  # stream events between two Sink.is_cancelled() calls
+    # Preserved thinking (Anthropic): a thinking block is valid only while nothing before it changes,
+    # so once the run holds one, compression re-applies its last plan and never rewrites anew.
+    thinking_prefix_locked: bool = False

@@ -57,6 +57,7 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
             tool_timeout_max=float(settings.TOOL_MAX_SECONDS),
             # One prompt cache per conversation: its runs share their prefix (system, tools, history).
             cache_key=f"clearloop-conversation-{ctx.conversation_id}",
+            thinking_prefix_locked=bool(caps and caps.prefix_locked_thinking),
         )
         agent = asyncio.create_task(
             run_agent(ctx.state, provider, toolbox, recorder, loop_settings, build_policy(ctx, runtime))

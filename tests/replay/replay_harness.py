@@ -32,8 +32,11 @@ class StoringSink:
         self.rows: list[tuple[str, Any]] = []
         self.events: list[Event] = []
         self.die_after = die_after
+        self.dead = False
 
     async def emit(self, event: Event) -> None:
+        if self.dead:
+            raise WorkerDied("this worker is gone")  # a parallel task of the dead worker stores nothing
         self.events.append(event)
         if not isinstance(event, DURABLE):
             return
@@ -41,6 +44,7 @@ class StoringSink:
         self.rows.append((event_type(event), json.loads(json.dumps(payload, ensure_ascii=False))))
         if self.die_after is not None and len(self.rows) == self.die_after:
             self.die_after = None
+            self.dead = True
             raise WorkerDied(f"worker killed after durable event {len(self.rows)}")
 
     async def is_cancelled(self) -> bool:
@@ -60,19 +64,33 @@ async def provider_for(app: Any, kind: str, preset: str, model: str, **settings:
         yield build_provider(config, http)
 
 
-async def run_seed(provider: Any, *, die_after: int | None = None) -> tuple[Any, RunState, StoringSink, SeedFiles]:
+async def run_seed(
+    provider: Any,
+    *,
+    die_after: int | None = None,
+    settings: LoopSettings | None = None,
+    history: list | None = None,
+    files: SeedFiles | None = None,
+    start: list | None = None,
+    resume: bool = True,
+) -> tuple[Any, RunState, StoringSink, SeedFiles]:
     """The seed scenario; with ``die_after`` the first worker dies there and a second one resumes
-    from the stored rows only (a fresh RunState, fresh tools object with the same files)."""
-    files = SeedFiles()
+    from the stored rows only (a fresh RunState, same files), unless ``resume`` is False."""
+    files = files or SeedFiles()
     sink = StoringSink(die_after)
-    state = RunState.start("seed", start_messages())
+    settings = settings or LoopSettings()
+    start = start or [*start_messages()[:1], *(history or []), *start_messages()[1:]]
+    state = RunState.start("seed", start)
     try:
-        step = await run_agent(state, provider, files, sink, LoopSettings(), RiskPolicy())
+        step = await run_agent(state, provider, files, sink, settings, RiskPolicy())
     except Exception as exc:  # noqa: BLE001 - parallel tools raise it inside an ExceptionGroup
         if not _died(exc):
             raise
-        state = RunState.rebuild("seed", start_messages(), sink.stored())
-        step = await run_agent(state, provider, files, sink, LoopSettings(), RiskPolicy())
+        if not resume:
+            return None, state, sink, files
+        sink.dead = False  # the next worker takes over the same store
+        state = RunState.rebuild("seed", start, sink.stored())
+        step = await run_agent(state, provider, files, sink, settings, RiskPolicy())
     return step, state, sink, files
 
 

@@ -48,9 +48,10 @@ def start_messages() -> list[Message]:
 class SeedFiles:
     """The seed's read_file / search_files / write_file, answering with the seed's results."""
 
-    def __init__(self) -> None:
+    def __init__(self, padding: int = 0) -> None:
         self.written: dict[str, str] = {}
         self.executed: list[str] = []
+        self.padding = padding  # extra characters in read_file's result, to grow the context
 
     async def list_tools(self) -> list[ToolInfo]:
         return [
@@ -64,7 +65,10 @@ class SeedFiles:
     async def execute(self, name: str, arguments: dict[str, Any], ctx: Any) -> ToolOutcome:
         self.executed.append(name)
         if name == "read_file":
-            return ToolOutcome.success(json.loads(SEED_MESSAGES[3]["content"]))
+            result = json.loads(SEED_MESSAGES[3]["content"])
+            if self.padding:
+                result["notes"] = "配置说明。" * (self.padding // 5)
+            return ToolOutcome.success(result)
         if name == "search_files":
             return ToolOutcome.success(json.loads(SEED_MESSAGES[4]["content"]))
         self.written[arguments["path"]] = arguments["content"]

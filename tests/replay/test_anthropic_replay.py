@@ -97,3 +97,56 @@ def test_blocks_of_another_wire_are_never_sent():
     content = body["messages"][1]["content"]
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
     assert [(b["type"], b["text"]) for b in blocks] == [("text", "ok")]
+
+
+def _older_turns(n: int) -> list[Message]:
+    """Earlier exchanges of the conversation (plain text, as the host rebuilds them)."""
+    out = []
+    for i in range(n):
+        out += [Message.user(f"早先的问题 {i}：" + "配置文件说明。" * 40), Message.assistant(f"早先的回答 {i}：" + "好的。" * 40)]
+    return out
+
+
+async def _probe_window(locked: bool) -> tuple:
+    from agent.context.budget import ContextLimits
+    from agent.events import ContextCompressed
+    from agent.loop import LoopSettings
+
+    results = {}
+    from replay_seed import SeedFiles
+
+    for window in range(2400, 4350, 150):
+        emulator = AnthropicEmulator()
+        limits = ContextLimits(context_window=window, requested_max_output=256, model_max_output=256, min_output=64)
+        settings = LoopSettings(limits=limits, thinking_prefix_locked=locked)
+        async with provider_for(emulator.app(), "anthropic", "anthropic", MODEL) as provider:
+            step, state, sink, _ = await run_seed(
+                provider, settings=settings, history=_older_turns(6), files=SeedFiles(padding=3000)
+            )
+        rounds = sorted({e.round_index for e in sink.events if isinstance(e, ContextCompressed)})
+        results[window] = (step, rounds, emulator, state)
+    return results
+
+
+async def test_compression_never_rewrites_before_a_preserved_thinking_block():
+    """Windows where the context outgrows the threshold after round 1 (thinking blocks exist then):
+    unlocked, a new compression rewrites the run's prefix and the preserved-thinking check rejects it;
+    locked, the run finishes: older turns are only dropped before the first block existed."""
+    unlocked = await _probe_window(False)
+    late = [w for w, (_, rounds, _, _) in unlocked.items() if rounds and max(rounds) >= 1]
+    assert late, "no window makes compression happen after round 1"
+    broken = [
+        w for w in late
+        if isinstance(unlocked[w][0], NextStepFailed) and "preserved thinking" in unlocked[w][0].message
+    ]
+    assert broken, "no window shows the preserved-thinking 400 when unlocked"
+    locked = await _probe_window(True)
+    for window in broken:
+        step, rounds, emulator, _ = locked[window]
+        assert all(r == 0 for r in rounds), window  # compressed only before any block existed
+        if isinstance(step, NextStepFailed):
+            # Too small to finish without rewriting: an honest context error naming the rule.
+            assert step.error_class == "ContextTooLong" and "preserved thinking" in step.message, window
+        else:
+            assert step == NextStepFinalOutput(FINAL_TEXT), window
+    assert any(locked[w][0] == NextStepFinalOutput(FINAL_TEXT) for w in broken)
