@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from agent.events import Event
+from agent.toolbox import LinkAnswer, LinkRequest
 
 
 class Sink(Protocol):
@@ -16,13 +17,25 @@ class Sink(Protocol):
         """True once the user asked to stop this run (R-RUN-4)."""
         ...
 
+    # Optional: ``async def ask_link(self, request: LinkRequest, timeout: float) -> LinkAnswer``
+    # shows a tool server's link to the user and waits up to ``timeout`` seconds for them to open
+    # or decline it ("cancel" when no answer came; ``request.wait`` False: show it, return at once).
+    # A sink without it declines every link.
+
 
 class ListSink:
-    """A test double: keeps every event in order; cancellation set by hand."""
+    """A test double: keeps every event in order; cancellation set by hand; links answered with
+    ``link_answer`` (and recorded in ``links``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, link_answer: LinkAnswer = "decline") -> None:
         self.events: list[Event] = []
         self.cancelled = False
+        self.link_answer: LinkAnswer = link_answer
+        self.links: list[LinkRequest] = []
+
+    async def ask_link(self, request: LinkRequest, timeout: float) -> LinkAnswer:
+        self.links.append(request)
+        return self.link_answer if request.wait else "cancel"
 
     async def emit(self, event: Event) -> None:
         self.events.append(event)

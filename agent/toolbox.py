@@ -68,12 +68,39 @@ class ToolOutcome:
 ProgressFn = Callable[[float, float | None, "str | None"], Awaitable[None]]
 
 
+LinkAnswer = Literal["accept", "decline", "cancel"]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRequest:
+    """A tool's server asks the user to open a link (MCP URL-mode elicitation, spec 2025-11-25).
+
+    ``wait``: the server waits for the answer (``elicitation/create``); False when the call already
+    failed with "URL elicitation required" (-32042) and the link is only shown. The loop fills in
+    which call it belongs to.
+    """
+
+    server: str
+    message: str
+    url: str
+    elicitation_id: str | None = None
+    wait: bool = True
+    call_id: str = ""
+    tool: str = ""
+    round_index: int = 0
+
+
+# ask_link(request) -> what the user did: "accept" (opened it), "decline", "cancel" (no answer).
+AskLinkFn = Callable[[LinkRequest], Awaitable[LinkAnswer]]
+
+
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """Per-run facts a tool may need (never database ids of the host's own models).
 
     ``timeout`` is the time allowed without a sign of life; a tool that reports ``progress`` may run
-    up to ``max_timeout`` in all. The loop gives each call its own context with ``progress`` set.
+    up to ``max_timeout`` in all. The loop gives each call its own context with ``progress`` and
+    ``ask_link`` set; the clock stops while the user is asked.
     """
 
     run_key: str
@@ -81,6 +108,7 @@ class ToolContext:
     timeout: float = 60.0
     max_timeout: float | None = None
     progress: ProgressFn | None = None
+    ask_link: AskLinkFn | None = None
 
 
 class Toolbox(Protocol):

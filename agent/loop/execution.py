@@ -19,7 +19,16 @@ from agent.loop.results import REPEATED_ERROR_HINT, error_content, success_conte
 from agent.loop.settings import LoopSettings
 from agent.sink import Sink
 from agent.state import RunState, ToolCallRecord
-from agent.toolbox import ProgressFn, Toolbox, ToolContext, ToolInfo, ToolOutcome
+from agent.toolbox import (
+    AskLinkFn,
+    LinkAnswer,
+    LinkRequest,
+    ProgressFn,
+    Toolbox,
+    ToolContext,
+    ToolInfo,
+    ToolOutcome,
+)
 
 
 async def execute_calls(
@@ -51,8 +60,11 @@ async def invoke(
     timeout: float,
     max_timeout: float | None = None,
     on_progress: ProgressFn | None = None,
+    on_link: AskLinkFn | None = None,
+    link_wait: float = 300.0,
 ) -> ToolOutcome:
-    """Run one call under a deadline that the tool's progress reports push back (up to ``max_timeout``)."""
+    """Run one call under a deadline that the tool's progress reports push back (up to ``max_timeout``)
+    and that stops while the user is asked to open a link (up to ``link_wait``)."""
     deadline = Deadline(timeout, max_timeout)
 
     async def progress(value: float, total: float | None, message: str | None) -> None:
@@ -60,7 +72,15 @@ async def invoke(
         if on_progress is not None:
             await on_progress(value, total, message)
 
-    call_ctx = replace(ctx, timeout=timeout, max_timeout=deadline.hard, progress=progress)
+    async def ask_link(request: LinkRequest) -> LinkAnswer:
+        if on_link is None:
+            return "decline"
+        if not request.wait:
+            return await on_link(request)
+        async with deadline.paused(link_wait + 5):
+            return await on_link(request)
+
+    call_ctx = replace(ctx, timeout=timeout, max_timeout=deadline.hard, progress=progress, ask_link=ask_link)
     try:
         async with deadline.running():
             return await toolbox.execute(name, arguments, call_ctx)
@@ -98,12 +118,26 @@ def progress_reporter(
     return report
 
 
+def link_asker(record: ToolCallRecord, sink: Sink, settings: LoopSettings) -> AskLinkFn | None:
+    """Hands a call's link to the host (``Sink.ask_link``), naming the call it belongs to."""
+    ask = getattr(sink, "ask_link", None)
+    if ask is None:
+        return None
+
+    async def ask_link(request: LinkRequest) -> LinkAnswer:
+        request = replace(request, call_id=record.call_id, tool=record.name, round_index=record.round_index)
+        return await ask(request, settings.link_wait)
+
+    return ask_link
+
+
 async def _with_rate_limit_retries(
     toolbox: Toolbox,
     record: ToolCallRecord,
     ctx: ToolContext,
     settings: LoopSettings,
     on_progress: ProgressFn,
+    on_link: AskLinkFn | None,
 ) -> tuple[ToolOutcome, int]:
     arguments = json.loads(record.arguments or "{}")
     tries = 0
@@ -117,6 +151,8 @@ async def _with_rate_limit_retries(
             settings.tool_timeout,
             settings.tool_timeout_max,
             on_progress,
+            on_link,
+            settings.link_wait,
         )
         if outcome.ok or outcome.code != "rate_limited" or tries > settings.rate_limit_retries:
             return outcome, tries
@@ -142,7 +178,8 @@ async def _run_one(
     )
     started = time.monotonic()
     reporter = progress_reporter(state, record, sink, settings)
-    outcome, tries = await _with_rate_limit_retries(toolbox, record, ctx, settings, reporter)
+    asker = link_asker(record, sink, settings)
+    outcome, tries = await _with_rate_limit_retries(toolbox, record, ctx, settings, reporter, asker)
     duration_ms = (time.monotonic() - started) * 1000
     running = state.calls[record.key]
     if outcome.ok:

@@ -17,6 +17,7 @@ class LoopSettings:
     # A call that reports progress gets another tool_timeout after each report, up to this in all.
     tool_timeout_max: float = 600.0
     progress_interval: float = 0.5  # seconds: at most one progress event per call this often
+    link_wait: float = 300.0  # seconds a tool's link (URL elicitation) waits for the user, clock stopped
     rate_limit_retries: int = 2  # a rate-limited tool is retried this many times (R-LOOP-5)
     max_rate_limit_wait: float = 30.0  # seconds; a longer retry_after is not waited for
     round_retries: int = 1  # extra attempts of a round after a retryable provider error

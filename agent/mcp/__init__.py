@@ -10,6 +10,7 @@ from agent.mcp.config_json import dump_mcp_servers, parse_mcp_servers, slugify
 from agent.mcp.errors import (
     CallTimeoutError,
     ConnectionLostError,
+    LinkRequiredError,
     McpError,
     RemoteError,
     ServerStartTimeoutError,
@@ -28,6 +29,7 @@ __all__ = [
     "Catalogue",
     "CatalogueEntry",
     "ConnectionLostError",
+    "LinkRequiredError",
     "McpConfigError",
     "McpError",
     "McpPool",

@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from mcp import Client
-from mcp.types import Implementation, ToolListChangedNotification
+from mcp.types import ElicitResult, Implementation, ToolListChangedNotification
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agent.mcp.config import McpServerConfig
+from agent.mcp.elicitation import CallHooks, on_elicitation
 from agent.mcp.errors import ServerStartTimeoutError, ServerUnavailableError, first_leaf
 from agent.mcp.stdio_guard import CappedLog
 from agent.mcp.transport import build_transport, watched
@@ -78,6 +79,7 @@ class ServerConnection:
         self._lock = asyncio.Lock()
         self._stopping: set[asyncio.Task[None]] = set()
         self._expired: Client | None = None  # the client whose HTTP session the server ended
+        self.in_flight: set[CallHooks] = set()  # tools/call requests running on this session
 
     @property
     def state(self) -> str:
@@ -190,6 +192,7 @@ class ServerConnection:
                 transport,
                 mode=self.mode,
                 message_handler=self._on_message,
+                elicitation_callback=self._on_elicitation,
                 client_info=CLIENT_INFO,
                 cache=None,  # the pool's catalogue is the cache; list_changed refreshes it
             )
@@ -242,6 +245,9 @@ class ServerConnection:
         elif isinstance(message, Exception):
             # e.g. a stray print() on the server's stdout: the SDK skips the line and carries on.
             log.info("MCP server %s sent something that is not MCP: %s", self.config.name, message)
+
+    async def _on_elicitation(self, _ctx: Any, params: Any) -> ElicitResult:
+        return await on_elicitation(self.config.name, self.in_flight, params)
 
     def _tools_changed(self) -> None:
         if self._on_tools_changed is not None:

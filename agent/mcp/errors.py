@@ -8,13 +8,25 @@ McpError
  ├── ConnectionLostError       the server went away while the call was in flight
  ├── SessionExpiredError       HTTP 404 on a request carrying Mcp-Session-Id: the server forgot the
  │                             session, so the request was never processed (safe to send again)
+ ├── LinkRequiredError         -32042: the user must open a link first (URL elicitation required)
  └── RemoteError               a JSON-RPC error answer (code, message), or an invalid result
 """
 
 from __future__ import annotations
 
-from mcp import MCPError
-from mcp.types import CONNECTION_CLOSED, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, REQUEST_TIMEOUT
+from typing import Any
+
+from mcp import MCPError, UrlElicitationRequiredError
+from mcp.types import (
+    CONNECTION_CLOSED,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    REQUEST_TIMEOUT,
+    URL_ELICITATION_REQUIRED,
+    ErrorData,
+)
+from pydantic import ValidationError
 
 
 class McpError(Exception):
@@ -50,6 +62,14 @@ class SessionExpiredError(McpError):
     """The server ended our Streamable HTTP session; the request that saw it did not run."""
 
 
+class LinkRequiredError(McpError):
+    """The server needs the user to finish something in their browser before the call can run."""
+
+    def __init__(self, server: str, message: str, links: list[Any]) -> None:
+        super().__init__(server, message)
+        self.links = links  # ElicitRequestURLParams
+
+
 class RemoteError(McpError):
     def __init__(self, server: str, message: str, code: int | None = None) -> None:
         super().__init__(server, message)
@@ -77,6 +97,13 @@ def from_sdk_error(server: str, exc: MCPError, what: str, *, session_expired: bo
     """
     if session_expired or (exc.code == INVALID_REQUEST and _SESSION_GONE in (exc.message or "").lower()):
         return SessionExpiredError(server, f"the server ended the session; {what} was not processed")
+    if exc.code == URL_ELICITATION_REQUIRED:
+        try:
+            error = ErrorData(code=exc.code, message=exc.message, data=exc.data)
+            links = UrlElicitationRequiredError.from_error(error).elicitations
+        except (ValueError, ValidationError):
+            links = []
+        return LinkRequiredError(server, f"{what}: the user must first open a link ({exc.message})", links)
     if exc.code == REQUEST_TIMEOUT:
         return CallTimeoutError(server, f"{what} timed out; the server was asked to cancel it")
     if exc.code == CONNECTION_CLOSED:

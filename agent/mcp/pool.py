@@ -26,16 +26,18 @@ from agent.deadline import Deadline
 from agent.mcp.catalogue import Catalogue, build_catalogue
 from agent.mcp.config import McpServerConfig
 from agent.mcp.connection import Backoff, ServerConnection
+from agent.mcp.elicitation import CallHooks, ask_user, current_call
 from agent.mcp.errors import (
     CallTimeoutError,
     ConnectionLostError,
+    LinkRequiredError,
     McpError,
     RemoteError,
     SessionExpiredError,
     UnknownServerError,
     from_sdk_error,
 )
-from agent.toolbox import ProgressFn
+from agent.toolbox import AskLinkFn, ProgressFn
 
 log = logging.getLogger(__name__)
 
@@ -215,14 +217,18 @@ class McpPool:
         timeout: float | None = None,
         max_timeout: float | None = None,
         on_progress: ProgressFn | None = None,
+        ask_link: AskLinkFn | None = None,
     ) -> CallToolResult:
         """``tools/call``; raises ``CallTimeoutError``, ``ConnectionLostError``, ``RemoteError`` ...
 
         The call asks for progress (``_meta.progressToken``); each report gives it another
         ``timeout`` seconds, up to ``max_timeout`` in all, and is passed on to ``on_progress``.
         When the deadline passes the SDK is cancelled, which sends ``notifications/cancelled``.
+        A link the server asks the user to open goes to ``ask_link``, the clock stopped meanwhile
+        (``elicitation.py``); a -32042 answer shows its links and raises ``LinkRequiredError``.
         """
         deadline = Deadline(timeout if timeout is not None else self.config(name).call_timeout, max_timeout)
+        hooks = CallHooks(ask_link, deadline)
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             deadline.extend()
@@ -230,11 +236,13 @@ class McpPool:
                 await on_progress(value, total, message)
 
         def send(client: Any) -> Any:
-            # The SDK's own clock is the backstop at the hard maximum; ours is the idle one.
-            return client.call_tool(
-                tool, arguments, read_timeout_seconds=deadline.hard + 5, progress_callback=progress
-            )
+            # Our deadline is the one clock (it stops while the user is asked; the SDK's would not
+            # for a legacy server->client request), so the SDK gets none.
+            return client.call_tool(tool, arguments, read_timeout_seconds=None, progress_callback=progress)
 
+        conn = self._conn(name)
+        conn.in_flight.add(hooks)
+        token = current_call.set(hooks)
         try:
             async with deadline.running():
                 result = await self._request(name, f"tools/call {tool}", send)
@@ -244,6 +252,13 @@ class McpPool:
                 f"tools/call {tool} did not answer within {deadline.describe()}; "
                 "the server was asked to cancel it",
             ) from None
+        except LinkRequiredError as exc:
+            for link in exc.links:
+                await ask_user(name, hooks, link, wait=False)
+            raise
+        finally:
+            current_call.reset(token)
+            conn.in_flight.discard(hooks)
         self._conns[name].backoff.reset()
         return result
 

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from agent.mcp import gateway
 from agent.mcp.catalogue import Catalogue, CatalogueEntry, model_parameters
@@ -20,6 +21,7 @@ from agent.mcp.config import McpServerConfig
 from agent.mcp.errors import (
     CallTimeoutError,
     ConnectionLostError,
+    LinkRequiredError,
     McpError,
     RemoteError,
     SessionExpiredError,
@@ -189,6 +191,7 @@ class McpToolbox:
                 timeout=timeout,
                 max_timeout=ctx.max_timeout,
                 on_progress=ctx.progress,
+                ask_link=ctx.ask_link,
             )
         except CallTimeoutError as exc:
             return ToolOutcome.failure("timeout", exc.detail)
@@ -203,6 +206,13 @@ class McpToolbox:
         except RemoteError as exc:
             return ToolOutcome.failure(
                 "invalid_arguments" if exc.invalid_params else "execution_error", exc.detail
+            )
+        except LinkRequiredError as exc:
+            hosts = ", ".join(sorted({urlsplit(link.url).hostname or "?" for link in exc.links})) or "?"
+            return ToolOutcome.failure(
+                "execution_error",
+                f"{exc.detail}. The link ({hosts}) was shown to the user; ask them to tell you when "
+                "they have finished there, then call the tool again.",
             )
         except SessionExpiredError as exc:  # expired twice in a row: it never ran, so not "unknown"
             return ToolOutcome.failure("execution_error", f"{exc.detail} (after re-opening it once)")

@@ -103,10 +103,10 @@ def recording() -> list:
 
 
 @server.tool()
-async def connect_account(ctx: Context, service: str = "files") -> dict:
+async def connect_account(ctx: Context, service: str = "files", link: str = LINK) -> dict:
     """Connect the user's account on a third-party service (the user finishes it in the browser)."""
     _ran("connect_account")
-    result = await ctx.elicit_url(f"Connect your {service} account to continue.", LINK, "el-4f2a")
+    result = await ctx.elicit_url(f"Connect your {service} account to continue.", link, "el-4f2a")
     return {"action": result.action}
 
 
