@@ -19,6 +19,7 @@ urlpatterns = [
     path("runs/<int:run_id>/cancel/", chat.cancel, name="cancel_run"),
     path("runs/<int:run_id>/regenerate/", chat.regenerate, name="regenerate"),
     path("runs/<int:run_id>/fragment/", chat.run_fragment, name="run_fragment"),
+    path("runs/<int:run_id>/links/<int:link_id>/<str:action>/", chat.answer_link, name="answer_link"),
     path("api/runs/<int:run_id>/trace", api.run_trace, name="run_trace"),
     path("healthz", health.healthz, name="healthz"),
     path("login/", auth_views.LoginView.as_view(), name="login"),

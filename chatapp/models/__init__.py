@@ -1,6 +1,7 @@
 from chatapp.models.audit import AuditEvent as AuditEvent
 from chatapp.models.calibration import TokenCalibration
 from chatapp.models.conversation import Conversation, Message
+from chatapp.models.links import ToolLink
 from chatapp.models.mcp_server import McpServer
 from chatapp.models.policy import ToolPolicy
 from chatapp.models.pricing import ModelPrice
@@ -20,6 +21,7 @@ __all__ = [
     "Run",
     "RunEvent",
     "ToolCall",
+    "ToolLink",
     "TokenCalibration",
     "ToolPolicy",
 ]

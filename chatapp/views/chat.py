@@ -5,11 +5,12 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from chatapp.access import is_auditor, owned_conversation_or_404, refuse_auditors, viewable_run_or_404
-from chatapp.models import Conversation, ProviderConfig, Run
+from chatapp.models import Conversation, ProviderConfig, Run, ToolLink
+from chatapp.services import links
 from chatapp.services.errors import ChatError
 from chatapp.services.providers import ensure_env_providers
 from chatapp.services.runs import request_cancel, start_run
@@ -90,6 +91,20 @@ def cancel(request: HttpRequest, run_id: int) -> HttpResponse:
     owned_conversation_or_404(request.user, run.conversation_id)
     request_cancel(run)
     return HttpResponse(status=204)
+
+
+@login_required
+@require_POST
+def answer_link(request: HttpRequest, run_id: int, link_id: int, action: str) -> HttpResponse:
+    """The run's user opened (accept) or declined a link a tool's server asked them to open."""
+    run = viewable_run_or_404(request.user, run_id)
+    owned_conversation_or_404(request.user, run.conversation_id)
+    link = get_object_or_404(ToolLink, pk=link_id, run=run)
+    try:
+        answered = links.answer_link(link, request.user, action)
+    except links.LinkAnswerError as error:
+        return HttpResponse(str(error), status=400)
+    return HttpResponse(status=204 if answered else 409)
 
 
 @login_required

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.utils.safestring import SafeString, mark_safe
 
 from agent.replay import blocks_from_dicts, opaque_size
 from chatapp.markdown import render_markdown
-from chatapp.models import Conversation, Message, Run
+from chatapp.models import Conversation, Message, Run, ToolLink
 from chatapp.redaction import redact_text
 from chatapp.services.costs import CostTotal, total_of
 
@@ -23,6 +24,7 @@ class Exchange:
     rounds: list[Any] = field(default_factory=list)
     calls_by_round: dict[int, list[Any]] = field(default_factory=dict)
     cost: CostTotal = field(default_factory=CostTotal)
+    links: list[Any] = field(default_factory=list)  # ToolLinks, each with .host and .safe
 
 
 def _exchange(run: Run, include_user: bool) -> Exchange:
@@ -42,7 +44,19 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
         rounds=rounds,
         calls_by_round=calls,
         cost=total_of(rounds),
+        links=[link_view(link) for link in run.links.all()],
     )
+
+
+def link_view(link: ToolLink) -> ToolLink:
+    """Marks what the page needs to show a server's link safely (spec 2025-11-25, Safe URL Handling):
+    only http(s) links are clickable; the host is shown apart (subdomain spoofing) and punycode
+    (``xn--``) is flagged."""
+    parts = urlsplit(link.url)
+    link.safe = parts.scheme in ("http", "https") and bool(parts.hostname)
+    link.host = parts.hostname or ""
+    link.punycode = "xn--" in link.host
+    return link
 
 
 def conversation_items(

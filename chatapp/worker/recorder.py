@@ -16,9 +16,10 @@ from typing import Any
 from channels.layers import get_channel_layer
 
 from agent import events as ev
+from agent.toolbox import LinkAnswer, LinkRequest
 from chatapp.frames import event_payload, event_type
 from chatapp.redaction import redact, redact_event, shown
-from chatapp.worker import crash, store
+from chatapp.worker import crash, links, store
 from chatapp.worker.runtime import WorkerRuntime
 
 _DELTAS = (ev.TextDelta, ev.ReasoningDelta, ev.ToolCallDelta)
@@ -177,6 +178,17 @@ class RunRecorder:
             self.frames_published += 1
         except Exception:  # noqa: BLE001 - Redis down: the frame is in the event log; clients back-fill
             logging.getLogger(__name__).warning("publishing a frame failed", exc_info=True)
+
+    async def ask_link(self, request: LinkRequest, timeout: float) -> LinkAnswer:
+        """Show a tool server's link to the run's user and wait for their answer (links.py)."""
+        return await links.ask(self, request, timeout)
+
+    async def publish_link(self, link_id: int, state: str, request: LinkRequest) -> None:
+        # The page renders the link from its row; the frame says which, for whom and in what state.
+        await self.flush()
+        await self._ephemeral(
+            "link", {"id": link_id, "state": state, "call_id": request.call_id, "tool": request.tool}
+        )
 
     async def publish_status(self, status: str, **extra: Any) -> None:
         await self.flush()

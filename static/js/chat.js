@@ -92,6 +92,28 @@
     });
   }
 
+  // A tool's server asked the user to open a link: show it (rendered by the server from its row).
+  function refreshLinks(run) {
+    fetchFragment(run).then(function (frag) {
+      const fresh = frag.querySelector("#run-" + run + " [data-role=links]");
+      const old = part(run, "links");
+      if (!fresh || !old) return;
+      old.replaceWith(fresh);
+      htmx.process(fresh);
+    });
+  }
+
+  function applyLink(run, data) {
+    if (data.state === "pending") {
+      if (!timers[run]) startTimer(run, "Tool " + data.tool + " running");
+      progressText[run] = "waiting for you to open or decline the link below";
+      timers[run].tick();
+    } else if (progressText[run] && progressText[run].indexOf("the link below") >= 0) {
+      delete progressText[run];
+    }
+    refreshLinks(run);
+  }
+
   function ensureRun(run) {
     if (runEl(run)) return true;
     replaceRun(run);  // a run started elsewhere (another tab): fetch its shell
@@ -125,6 +147,8 @@
       applyToolCall(run, data);
     } else if (frame.type === "tool_progress") {
       applyProgress(run, data);
+    } else if (frame.type === "link") {
+      applyLink(run, data);
     } else if (frame.type === "approval_requested") {
       setWaiting(run, "Waiting for an admin's approval…");
       const badge = part(run, "status"); if (badge) badge.textContent = "Awaiting approval";
@@ -207,6 +231,15 @@
       }
     });
   }
+  // Opening a server's link is the user's consent: tell the waiting call, and let the browser open it
+  // in a new tab (rel=noopener noreferrer; clearloop never fetches the URL itself).
+  document.addEventListener("click", function (event) {
+    const open = event.target.closest("a[data-link-accept]");
+    if (!open) return;
+    const headers = JSON.parse(document.body.getAttribute("hx-headers") || "{}");
+    fetch(open.dataset.linkAccept, { method: "POST", headers: headers, credentials: "same-origin", keepalive: true });
+    open.removeAttribute("data-link-accept");
+  });
   document.addEventListener("click", function (event) {
     const button = event.target.closest("button.copy");
     if (!button) return;

@@ -64,3 +64,79 @@ def test_a_long_tool_shows_its_progress_live_and_outlives_its_idle_timeout(
     assert frames.count() >= 2
     assert frames.last().payload["message"] == "indexing" and frames.last().payload["total"] == 8
     page.screenshot(path=str(artifacts / "mcp-progress.png"))
+
+
+@pytest.fixture
+def legacy_server(demo_provider):
+    """A hosted 2025-11-25 server over Streamable HTTP that asks the user to open a link."""
+    import subprocess
+    import urllib.request
+
+    from tests.mcp.mcp_helpers import free_port, wait_for_port
+
+    port = free_port()
+    script = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "legacy_http_server.py"
+    proc = subprocess.Popen(
+        [sys.executable, str(script), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_for_port(port, proc)
+    McpServer.objects.update_or_create(
+        name="legacy", defaults={"transport": "http", "url": f"http://127.0.0.1:{port}/mcp", "enabled": True}
+    )
+    ToolPolicy.objects.update_or_create(
+        pattern="legacy__*", defaults={"tier": "read_only", "approval": "never"}
+    )
+
+    def stats() -> dict:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/stats") as response:
+            import json
+
+            return json.load(response)
+
+    yield port, stats
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.mark.parametrize("answer", ["open", "decline"])
+def test_a_servers_link_is_shown_safely_and_the_call_waits_for_the_user(
+    cast, legacy_server, page_for, artifacts, answer
+):
+    port, stats = legacy_server
+    page = page_for("alice", "alice-pass")
+    page.click("text=New conversation")
+    page.wait_for_selector("#composer textarea")
+    page.fill("#message", "[[demo:call legacy__connect_account {}]]")
+    page.press("#message", "Enter")
+    opener = page.locator("[data-role=link-open]")
+    opener.wait_for(timeout=60_000)
+    href = opener.get_attribute("href")
+    assert href.startswith(f"http://127.0.0.1:{port}/connect?flow=elicit-")
+    assert opener.get_attribute("target") == "_blank"
+    assert opener.get_attribute("rel") == "noopener noreferrer"
+    assert page.locator("[data-role=link-url]").inner_text() == href  # the full URL, as text
+    assert page.locator("[data-role=link-host]").inner_text() == "127.0.0.1"
+    assert "Connect your Example account to continue." in page.locator("[data-role=links]").inner_text()
+    assert "link below" in page.locator("[data-role=waiting]").inner_text()
+    assert stats()["visits"] == 0  # shown, never fetched by clearloop
+    page.screenshot(path=str(artifacts / f"mcp-link-{answer}.png"))
+    if answer == "open":
+        with page.expect_popup() as popup:
+            opener.click()
+        popup.value.wait_for_load_state()
+        assert "Example account connected" in popup.value.content()
+    else:
+        page.click("[data-role=link-decline]")
+    page.locator("[data-role=answer]").wait_for(timeout=60_000)
+    run = Run.objects.get(conversation__owner=cast["alice"])
+    call = ToolCall.objects.get(run=run)
+    expected = "accept" if answer == "open" else "decline"
+    assert call.status == "succeeded" and f'"action": "{expected}"' in call.result, call.result
+    link = run.links.get()
+    assert (
+        link.state == ("accepted" if answer == "open" else "declined") and link.answered_by == cast["alice"]
+    )
+    assert stats()["visits"] == (1 if answer == "open" else 0)
+    assert ("Opened" if answer == "open" else "Declined") in page.locator("[data-role=links]").inner_text()

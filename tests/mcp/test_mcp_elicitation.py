@@ -118,3 +118,38 @@ async def test_a_host_that_cannot_show_links_declines_them(hosted):
 
     record = await run(box, NoLinks(), "hosted__connect_account", {})
     assert body(record) == {"action": "decline"}
+
+
+async def test_a_hosted_http_server_asks_on_the_calls_sse_stream(tmp_path):
+    """A hand-written 2025-11-25 Streamable HTTP server sends elicitation/create on the SSE response of
+    the tools/call POST; the client answers with a POST and the call completes. The link is never
+    fetched by the client."""
+    import subprocess
+
+    import httpx
+    from mcp_helpers import free_port, wait_for_port
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "servers" / "legacy_http_server.py"), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    pool = McpPool()  # auto: server/discover is refused, so the 2025-11-25 handshake
+    try:
+        wait_for_port(port, proc)
+        url = f"http://127.0.0.1:{port}/mcp"
+        box = McpToolbox(pool, [McpServerConfig(name="legacy", transport="http", url=url)])
+        sink = ListSink(link_answer="accept")
+        record = await run(box, sink, "legacy__connect_account", {})
+        async with httpx.AsyncClient() as http:
+            stats = (await http.get(f"http://127.0.0.1:{port}/admin/stats")).json()
+    finally:
+        await pool.aclose()
+        proc.terminate()
+        proc.wait(10)
+    assert record.status == "succeeded", record.result
+    assert body(record) == {"action": "accept"}
+    [link] = sink.links
+    assert link.url.startswith(f"http://127.0.0.1:{port}/connect?flow=elicit-")
+    assert stats["ran"] == {"connect_account": 1} and stats["visits"] == 0

@@ -1,0 +1,69 @@
+"""A tool server's link on the chat page: shown safely, answered only by the run's user, once."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from chatapp.models import AuditEvent, Conversation, Run, ToolLink
+
+pytestmark = pytest.mark.django_db
+
+
+def login(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def run(cast):
+    convo = Conversation.objects.create(owner=cast["alice"])
+    return Run.objects.create(conversation=convo, status="running", provider_name="demo", model="m")
+
+
+def link(run, url="https://accounts.example.com/connect?flow=1", message="Connect your account.", **kw):
+    fields = {"call_id": "c1", "tool": "hosted__connect_account", "server": "hosted", **kw}
+    return ToolLink.objects.create(run=run, url=url, message=message, **fields)
+
+
+def fragment(client, run) -> str:
+    response = client.get(f"/runs/{run.pk}/fragment/", HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_a_pending_link_shows_the_full_url_the_host_and_opens_in_a_new_tab_without_opener(cast, run):
+    item = link(run)
+    html = fragment(login(cast["alice"]), run)
+    assert '<strong data-role="link-host">accounts.example.com</strong>' in html
+    assert "https://accounts.example.com/connect?flow=1</code>" in html
+    assert 'href="https://accounts.example.com/connect?flow=1" target="_blank" rel="noopener noreferrer"' in html
+    assert f'data-link-accept="/runs/{run.pk}/links/{item.pk}/accept/"' in html
+    assert f'hx-post="/runs/{run.pk}/links/{item.pk}/decline/"' in html
+
+
+def test_hostile_links_and_messages_are_never_markup_or_clickable(cast, run):
+    link(run, url="javascript:alert(1)", message='<img src=x onerror="alert(2)"> https://evil.example')
+    link(run, url="https://xn--pple-43d.com/login")
+    html = fragment(login(cast["alice"]), run)
+    assert 'href="javascript:' not in html and "<img src=x" not in html
+    assert "&lt;img src=x onerror=&quot;alert(2)&quot;&gt;" in html
+    assert 'href="https://evil.example' not in html  # a URL in the message stays text
+    assert "not a web address" in html
+    assert "internationalised name" in html  # punycode host flagged
+
+
+def test_only_the_runs_user_answers_and_only_once(cast, run):
+    item = link(run)
+    assert login(cast["bob"]).post(f"/runs/{run.pk}/links/{item.pk}/accept/").status_code == 404
+    assert login(cast["ada"]).post(f"/runs/{run.pk}/links/{item.pk}/accept/").status_code == 404
+    alice = login(cast["alice"])
+    assert alice.post(f"/runs/{run.pk}/links/{item.pk}/maybe/").status_code == 400
+    assert alice.post(f"/runs/{run.pk}/links/{item.pk}/decline/").status_code == 204
+    assert alice.post(f"/runs/{run.pk}/links/{item.pk}/accept/").status_code == 409  # already answered
+    item.refresh_from_db()
+    assert item.state == "declined" and item.answered_by == cast["alice"]
+    assert AuditEvent.objects.filter(kind="tool_link_answered", run_id=run.pk).count() == 1
+    # The answered link is no longer offered.
+    assert "data-link-accept" not in fragment(alice, run)
