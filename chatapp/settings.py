@@ -159,6 +159,8 @@ RUN_SWEEP_SECONDS = env_int("CLEARLOOP_RUN_SWEEP_SECONDS", 60, minimum=1)
 RUN_LEASE_SECONDS = env_int("CLEARLOOP_RUN_LEASE_SECONDS", 120, minimum=2)
 # A tool call that reports progress may run this long in all (each report allows another idle period).
 TOOL_MAX_SECONDS = env_int("CLEARLOOP_TOOL_MAX_SECONDS", 600, minimum=1)
+# How long a tool call waits for the user to open or decline a link its MCP server sent.
+TOOL_LINK_WAIT_SECONDS = env_int("CLEARLOOP_TOOL_LINK_WAIT_SECONDS", 300, minimum=1)
 STREAM_COALESCE_MS = env_int("CLEARLOOP_STREAM_COALESCE_MS", 30, minimum=0)
 WORKSPACE_ROOT = Path(env_str("CLEARLOOP_WORKSPACE_ROOT", str(DATA_DIR / "workspaces")) or "").resolve()
 FIELD_ENCRYPTION_KEY = env_str("CLEARLOOP_ENCRYPTION_KEY")

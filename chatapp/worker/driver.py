@@ -55,6 +55,7 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
             # cheap; the default (every 32 events) let a slow model run on for seconds after a stop.
             cancel_check_every=1,
             tool_timeout_max=float(settings.TOOL_MAX_SECONDS),
+            link_wait=float(settings.TOOL_LINK_WAIT_SECONDS),
             # One prompt cache per conversation: its runs share their prefix (system, tools, history).
             cache_key=f"clearloop-conversation-{ctx.conversation_id}",
             thinking_prefix_locked=bool(caps and caps.prefix_locked_thinking),
