@@ -41,6 +41,23 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
         "OpenAI Responses with store=false: reasoning items are replayed by encrypted_content, never by id "
         "(include reasoning.encrypted_content; capability responses_encrypted_reasoning)",
     ),
+    # Prompt caching (docs/providers.md, "Prompt caching"). clearloop drops its own markers when an
+    # endpoint refuses them (caching.is_cache_refusal); these reach the run only when the markers
+    # came from elsewhere (the admin's extra body, a proxy) or were refused in another way.
+    (
+        re.compile(r"A maximum of 4 blocks with cache_control", re.I),
+        "Anthropic prompt caching: at most 4 blocks may carry cache_control; clearloop sends at most 4, "
+        "so the others came from the provider's extra body or a proxy (capability prompt_cache)",
+    ),
+    (
+        re.compile(r"thinking\.cache_control|cache_control cannot be set for empty text", re.I),
+        "Anthropic prompt caching: cache_control may not be set on thinking blocks or empty text blocks",
+    ),
+    (
+        re.compile(r"cache_control: Extra inputs are not permitted", re.I),
+        "this endpoint takes no Anthropic prompt-cache markers: turn them off with the capability "
+        "override prompt_cache=off and remove cache_control from the extra body",
+    ),
     (
         re.compile(r"without its required 'reasoning' item", re.I),
         "OpenAI Responses: the reasoning items before a function_call must be sent back with it "

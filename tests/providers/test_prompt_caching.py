@@ -303,3 +303,45 @@ def test_bench_prices_cache_reads_and_writes_and_replays_an_exported_trace(tmp_p
     trace.write_text(json.dumps({"rounds": [{"usage": usage}, {"usage": {"prompt_tokens": 100}}]}))
     text = report(load(trace), prices)
     assert "2-round loop input cost: 0.0114 with caching, 0.0423 without (73% less)" in text
+
+
+async def test_the_loop_sends_the_runs_cache_key_on_every_round(http):
+    from openai_chat_emulator import Answer, StrictOpenAIChat
+
+    def respond(body):
+        if not any(m["role"] == "tool" for m in body["messages"]):
+            return Answer(calls=[("call_1", "read_file", {"path": "a.md"})])
+        return Answer(text="done")
+
+    server = StrictOpenAIChat(respond)
+    await server.start()
+    try:
+        settings = ProviderSettings(
+            name="o", kind="openai_chat", base_url=server.base_url + "/v1", model="gpt-5.2", api_key="k"
+        )
+        step, _, _ = await run(
+            build_provider(settings, http), settings=LoopSettings(cache_key="clearloop-conversation-42")
+        )
+    finally:
+        await server.stop()
+    assert step == NextStepFinalOutput("done")
+    assert [b["prompt_cache_key"] for b in server.bodies] == ["clearloop-conversation-42"] * 2
+
+
+async def test_markers_that_cannot_be_dropped_fail_with_the_message_and_the_rule(emulator, http):
+    """The admin's extra body adds a marker the endpoint refuses; clearloop's own caching is off."""
+    server = await emulator(refuse_cache_control=True)
+    settings = ProviderSettings(
+        name="claude",
+        kind="anthropic",
+        base_url=server.base_url,
+        model="claude-sonnet-5",
+        api_key="k",
+        capability_overrides={"prompt_cache": "off"},
+        extra_body={"cache_control": {"type": "ephemeral"}},
+    )
+    step, _, _ = await run(build_provider(settings, http, sleep=_no_sleep))
+    assert isinstance(step, NextStepFailed) and step.error_class == "BadRequest"
+    assert step.message.startswith("cache_control: Extra inputs are not permitted")
+    assert "prompt_cache=off" in step.message and "rule broken" in step.message
+    assert len(server.bodies) == 1
