@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import logging
 import os
-import threading
-import time
 
 from celery import Celery
 from celery.signals import worker_process_shutdown, worker_ready, worker_shutdown
@@ -33,26 +30,11 @@ def _recover_orphans(**_: object) -> None:
     # also catches runs whose message was lost entirely. The lease makes a duplicate harmless.
     from chatapp.tasks import execute_run
     from chatapp.worker.lease import orphaned_runs
+    from chatapp.worker.liveness import forget_old_workers, start_heartbeat
+    from chatapp.worker.sweep import start_sweeper
 
+    start_heartbeat()
+    forget_old_workers()
     for run_id in orphaned_runs():
         execute_run.delay(run_id)
-    threading.Thread(target=_sweep_abandoned_runs, name="clearloop-sweep", daemon=True).start()
-
-
-def _sweep_abandoned_runs() -> None:
-    """Every worker looks for runs whose worker died, so recovery does not wait for a restart or for
-    Redis's visibility timeout. Several workers may enqueue the same run: the lease runs it once."""
-    from django.conf import settings
-    from django.db import close_old_connections
-
-    from chatapp.tasks import execute_run
-    from chatapp.worker.lease import abandoned_runs
-
-    while True:
-        time.sleep(settings.RUN_SWEEP_SECONDS)
-        try:
-            close_old_connections()
-            for run_id in abandoned_runs(grace_seconds=settings.RUN_LEASE_SECONDS):
-                execute_run.delay(run_id)
-        except Exception:  # noqa: BLE001 - the next sweep tries again
-            logging.getLogger(__name__).warning("sweeping abandoned runs failed", exc_info=True)
+    start_sweeper(execute_run.delay)

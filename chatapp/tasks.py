@@ -6,6 +6,7 @@ import logging
 
 from chatapp.celery import app
 from chatapp.worker.lease import LeaseHeld, LeaseRefused, acquire_lease, release_lease
+from chatapp.worker.liveness import is_alive
 
 log = logging.getLogger(__name__)
 
@@ -21,6 +22,10 @@ def execute_run(run_id: int) -> None:
     try:
         lease = runtime.run(runtime.db(acquire_lease, run_id))
     except LeaseHeld as held:
+        if runtime.run(runtime.db(is_alive, held.owner)):
+            # A live worker drives it; if that worker dies, the sweep takes the run back.
+            log.info("run %s is driven by a live worker (%s); nothing to do", run_id, held.owner)
+            return
         # Maybe a live worker has it, maybe a dead one: look again once the lease has expired.
         log.info("run %s is leased; retrying in %.0f s", run_id, held.retry_in)
         execute_run.apply_async((run_id,), countdown=held.retry_in)

@@ -7,6 +7,7 @@ from chatapp.models.policy import ToolPolicy
 from chatapp.models.pricing import ModelPrice
 from chatapp.models.provider import ProviderConfig
 from chatapp.models.run import ACTIVE_STATUSES, TERMINAL_STATUSES, Approval, Round, Run, RunEvent, ToolCall
+from chatapp.models.worker import WorkerBeat
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -24,4 +25,5 @@ __all__ = [
     "ToolLink",
     "TokenCalibration",
     "ToolPolicy",
+    "WorkerBeat",
 ]

@@ -17,6 +17,7 @@ from django.db.models import Max
 from chatapp.audit import record
 from chatapp.models import Approval, Run, RunEvent, ToolCall
 from chatapp.services import policies
+from chatapp.services.dispatch import enqueue_on_commit
 from chatapp.services.errors import ChatError
 
 
@@ -60,8 +61,6 @@ def _check_person(user: Any, call: ToolCall) -> None:
 
 
 def decide(call_pk: int, user: Any, *, approve: bool, reason: str = "") -> Approval:
-    from chatapp.tasks import execute_run
-
     with transaction.atomic():
         call = ToolCall.objects.select_for_update().select_related("run__conversation").get(pk=call_pk)
         run = Run.objects.select_for_update().get(pk=call.run_id)
@@ -99,7 +98,7 @@ def decide(call_pk: int, user: Any, *, approve: bool, reason: str = "") -> Appro
         if not still_waiting and run.status == Run.Status.AWAITING_APPROVAL and not run.cancel_requested:
             run.status = Run.Status.QUEUED
             run.save(update_fields=["status"])
-            execute_run.delay_on_commit(run.pk)
+            enqueue_on_commit(run.pk)
         transaction.on_commit(lambda: publish(run.conversation_id, frame))
     return approval
 

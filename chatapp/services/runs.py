@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 from chatapp.audit import record
 from chatapp.models import Conversation, Message, ProviderConfig, Run
 from chatapp.redaction import redact_text
+from chatapp.services.dispatch import enqueue_on_commit
 from chatapp.services.errors import MessageRejected, RunAlreadyActive
 from chatapp.services.providers import default_provider
 
@@ -32,8 +33,6 @@ def provider_for(conversation: Conversation) -> ProviderConfig:
 
 def start_run(conversation: Conversation, text: str) -> Run:
     """Store the user's message and a queued run; enqueue the worker once the rows are committed."""
-    from chatapp.tasks import execute_run
-
     check_message(text)
     # A known secret pasted into the chat is stored (and sent) as [REDACTED], like everywhere else.
     text = redact_text(text)
@@ -58,7 +57,7 @@ def start_run(conversation: Conversation, text: str) -> Run:
             if conversation.title == "New conversation":
                 conversation.title = text.strip().splitlines()[0][:60] or conversation.title
             conversation.save(update_fields=["title", "updated_at"])
-            execute_run.delay_on_commit(run.pk)
+            run.dispatch = enqueue_on_commit(run.pk)
     except IntegrityError as exc:
         raise RunAlreadyActive(
             "The assistant is still answering in this conversation. Wait for it or stop it first."

@@ -80,8 +80,15 @@ def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
         response["HX-Retarget"] = "#send-error"
         response["HX-Reswap"] = "outerHTML"
         return response
+    return _exchange(request, convo, run)
+
+
+def _exchange(request: HttpRequest, convo: Conversation, run: Run) -> HttpResponse:
     items = conversation_items(convo, only_run=run)
-    return render(request, f"{PAGE}#exchange", {"items": items, "conversation": convo, "fresh": True})
+    dispatch = getattr(run, "dispatch", None)
+    notice = dispatch.notice if dispatch else ""
+    context = {"items": items, "conversation": convo, "fresh": True, "notice": notice}
+    return render(request, f"{PAGE}#exchange", context)
 
 
 @login_required
@@ -117,8 +124,7 @@ def regenerate(request: HttpRequest, run_id: int) -> HttpResponse:
         new_run = start_run(convo, text)
     except ChatError as error:
         return render(request, f"{PAGE}#send-error", {"error": str(error)}, status=422)
-    items = conversation_items(convo, only_run=new_run)
-    return render(request, f"{PAGE}#exchange", {"items": items, "conversation": convo, "fresh": True})
+    return _exchange(request, convo, new_run)
 
 
 @login_required

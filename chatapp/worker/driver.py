@@ -21,7 +21,7 @@ from agent.providers.errors import ProviderError
 from chatapp.services.approvals import void_stale_approvals
 from chatapp.worker import store
 from chatapp.worker.context import RunContext, load_run_context
-from chatapp.worker.lease import renew_lease
+from chatapp.worker.lease import renew_lease, taken_over
 from chatapp.worker.recorder import RunRecorder
 from chatapp.worker.runtime import WorkerRuntime
 from chatapp.worker.toolboxes import build_policy, build_toolbox, mcp_pool, refresh_catalogues
@@ -33,7 +33,8 @@ log = logging.getLogger(__name__)
 async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
     ctx: RunContext = await runtime.db(load_run_context, run_id)
     recorder = RunRecorder(runtime, run_id, ctx.conversation_id, ctx.last_seq, settings.STREAM_COALESCE_MS)
-    renewer = asyncio.create_task(_keep_lease(runtime, run_id, lease))
+    lost = asyncio.Event()
+    renewer = asyncio.create_task(_keep_lease(runtime, run_id, lease, lost))
     try:
         await recorder.publish_status("running")
         provider = ctx.build_provider(await runtime.http_client())
@@ -63,7 +64,12 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
         agent = asyncio.create_task(
             run_agent(ctx.state, provider, toolbox, recorder, loop_settings, build_policy(ctx, runtime))
         )
-        if await _stopped_while(agent, recorder):
+        stopped = await _stopped_while(agent, recorder, lost)
+        if stopped == "lease_lost":
+            # Another worker took the run over (this one was thought dead): it is that worker's now.
+            log.warning("run %s: lease lost to another worker; stopping here", run_id)
+            return
+        if stopped:
             await _cancelled(runtime, run_id, recorder)
         elif isinstance(await agent, NextStepInterruption):
             # Also when no new ApprovalRequested was emitted (e.g. an approval was voided): the run
@@ -103,24 +109,26 @@ def _server_of(call: Any) -> str:
     return call.server or ""
 
 
-async def _stopped_while(agent: asyncio.Task, recorder: RunRecorder) -> bool:
+async def _stopped_while(agent: asyncio.Task, recorder: RunRecorder, lost: asyncio.Event) -> str:
     """Wait for the agent; if the user stops the run meanwhile (say, while tools run), cancel it.
 
     Cancelling the task closes the model's stream and cancels in-flight MCP calls, whose cancellation
-    reaches the server (R-RUN-4). Returns True when the run was stopped this way.
+    reaches the server (R-RUN-4). Returns "cancelled" when the run was stopped this way, "lease_lost"
+    when another worker took the lease, "" otherwise.
     """
     while not agent.done():
         done, _ = await asyncio.wait({agent}, timeout=0.3)
         if done:
             break
-        if await recorder.is_cancelled():
+        why = "lease_lost" if lost.is_set() else "cancelled" if await recorder.is_cancelled() else ""
+        if why:
             agent.cancel()
             try:
                 await agent
             except asyncio.CancelledError:
-                return True
-            return False  # it finished on its own just before the cancel landed
-    return False
+                return why
+            return ""  # it finished on its own just before the cancel landed
+    return ""
 
 
 async def _cancelled(runtime: WorkerRuntime, run_id: int, recorder: RunRecorder) -> None:
@@ -129,13 +137,20 @@ async def _cancelled(runtime: WorkerRuntime, run_id: int, recorder: RunRecorder)
     await recorder.emit(ev.RunFailed("Cancelled", "The run was stopped by the user.", "cancelled"))
 
 
-async def _keep_lease(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
+async def _keep_lease(runtime: WorkerRuntime, run_id: int, lease: str, lost: asyncio.Event) -> None:
     # Renew well inside the lease: a renewal interval longer than the lease (it was max(5, lease/3))
     # let a redelivered copy of the task take a lease whose owner was still working.
     interval = max(0.5, settings.RUN_LEASE_SECONDS / 3)
     while True:
         await asyncio.sleep(interval)
-        await runtime.db(renew_lease, run_id, lease)
+        try:
+            renewed = await runtime.db(renew_lease, run_id, lease)
+        except Exception:  # noqa: BLE001 - the database is away: the next renewal tries again
+            log.warning("renewing the lease of run %s failed", run_id, exc_info=True)
+            continue
+        if not renewed and await runtime.db(taken_over, run_id, lease):
+            lost.set()
+            return
 
 
 def describe(ctx: Any) -> str:  # pragma: no cover - debugging aid

@@ -7,9 +7,6 @@ the lease while it works. A task that finds a live lease held by someone else do
 
 from __future__ import annotations
 
-import os
-import socket
-import uuid
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -17,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from chatapp.models import Run
+from chatapp.worker.liveness import dead_workers, lease_owner, worker_of
 from chatapp.worker.store import finish_run
 
 RUNNABLE = (Run.Status.QUEUED, Run.Status.RUNNING)
@@ -27,13 +25,14 @@ class LeaseRefused(Exception):
 
 
 class LeaseHeld(LeaseRefused):
-    def __init__(self, message: str, retry_in: float) -> None:
+    def __init__(self, message: str, retry_in: float, owner: str = "") -> None:
         super().__init__(message)
         self.retry_in = retry_in
+        self.owner = owner
 
 
 def new_owner() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    return lease_owner()
 
 
 def acquire_lease(run_id: int) -> str:
@@ -49,7 +48,9 @@ def acquire_lease(run_id: int) -> str:
         if run.lease_owner and run.lease_expires_at and run.lease_expires_at > now:
             remaining = (run.lease_expires_at - now).total_seconds()
             raise LeaseHeld(
-                f"leased by {run.lease_owner} until {run.lease_expires_at:%H:%M:%S}", remaining + 1
+                f"leased by {run.lease_owner} until {run.lease_expires_at:%H:%M:%S}",
+                remaining + 1,
+                run.lease_owner,
             )
         poisoned = run.deliveries >= settings.RUN_MAX_DELIVERIES
         if poisoned:
@@ -82,6 +83,12 @@ def renew_lease(run_id: int, owner: str) -> bool:
     return bool(Run.objects.filter(pk=run_id, lease_owner=owner).update(lease_expires_at=expires))
 
 
+def taken_over(run_id: int, owner: str) -> bool:
+    """True when another worker now holds the run (this one was thought dead and replaced)."""
+    others = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).exclude(lease_owner__in=("", owner))
+    return others.exists()
+
+
 def release_lease(run_id: int, owner: str) -> None:
     runs = Run.objects.filter(pk=run_id, lease_owner=owner)
     # A run that paused for an approval ended its segment cleanly: it is not a poison candidate.
@@ -103,4 +110,31 @@ def abandoned_runs(grace_seconds: int = 30) -> list[int]:
     runs = Run.objects.filter(
         status=Run.Status.RUNNING, created_at__lt=now - timedelta(seconds=grace_seconds)
     )
+    return list(runs.exclude(lease_expires_at__gt=now).values_list("pk", flat=True))
+
+
+def runs_of_dead_workers() -> list[int]:
+    """Running runs whose lease is live but whose worker stopped beating: the lease is ended now.
+
+    Ending it only where the owner is still the dead worker's lease means a run that was just taken
+    over by someone else is left alone.
+    """
+    now = timezone.now()
+    leased = Run.objects.filter(status=Run.Status.RUNNING, lease_expires_at__gt=now).exclude(lease_owner="")
+    owners = dict(leased.values_list("pk", "lease_owner"))
+    workers = {w for w in map(worker_of, owners.values()) if w}
+    dead = dead_workers(workers, now)
+    taken = []
+    for run_id, owner in owners.items():
+        if worker_of(owner) in dead and Run.objects.filter(pk=run_id, lease_owner=owner).update(
+            lease_expires_at=now
+        ):
+            taken.append(run_id)
+    return taken
+
+
+def lost_queued_runs(grace_seconds: int) -> list[int]:
+    """Queued runs nobody took within ``grace_seconds``: their task message may have been lost."""
+    now = timezone.now()
+    runs = Run.objects.filter(status=Run.Status.QUEUED, created_at__lt=now - timedelta(seconds=grace_seconds))
     return list(runs.exclude(lease_expires_at__gt=now).values_list("pk", flat=True))
