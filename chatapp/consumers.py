@@ -4,30 +4,83 @@ The client sends ``{"resume": {"<run id>": <last seq>, ...}}`` (or nothing) once
 consumer joins the group first, then replays stored frames newer than what the client has; frames
 that arrive live meanwhile may overlap the replay, and the client drops any (run, seq) it has seen.
 Only the conversation's owner, auditors and holders of view_conversation may subscribe (access.py).
+
+Whatever a client sends, the socket stays up: binary frames, text that is not JSON and resume
+requests of the wrong shape are ignored with a warning in the log (review L5). Every frame sent is
+bounded (``chatapp/frame_limits.py``), and one user may hold at most ``MAX_WEBSOCKETS_PER_USER``
+sockets per web process (review L8).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+from collections import Counter
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 
 from chatapp.access import can_view_conversation
+from chatapp.frame_limits import bounded_frame
 from chatapp.models import Conversation, RunEvent
 from chatapp.redaction import shown
 
+log = logging.getLogger(__name__)
 REPLAY_LIMIT = 5000
+MAX_ID = 2**53  # ids and sequence numbers beyond what a client (JavaScript) can even hold
+TOO_MANY_SOCKETS = 4429
 
 
-class ConversationConsumer(AsyncJsonWebsocketConsumer):
+class BadRequest(ValueError):
+    pass
+
+
+def parse_resume(text: str) -> tuple[dict[int, int], int | None] | None:
+    """``(positions, since_run)`` from a client's message; None when it asks for nothing."""
+    try:
+        content = json.loads(text)
+    except ValueError as exc:
+        raise BadRequest("not JSON") from exc
+    if not isinstance(content, dict) or "resume" not in content:
+        return None
+    resume = content.get("resume") or {}
+    if not isinstance(resume, dict):
+        raise BadRequest("resume is not an object")
+    positions = {_number(k, "run id"): _number(v, "sequence number") for k, v in resume.items()}
+    since_run = content.get("since_run")
+    return positions, (_number(since_run, "since_run") if since_run is not None else None)
+
+
+def _number(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise BadRequest(f"{what} is not a number")
+    try:
+        number = int(value)
+    except ValueError as exc:
+        raise BadRequest(f"{what} is not a number") from exc
+    if not 0 <= number < MAX_ID:
+        raise BadRequest(f"{what} is out of range")
+    return number
+
+
+class ConversationConsumer(AsyncWebsocketConsumer):
+    open_sockets: Counter[int] = Counter()  # user id -> sockets open in this process
+
     async def connect(self) -> None:
         self.conversation_id = int(self.scope["url_route"]["kwargs"]["conversation_id"])
         user = self.scope.get("user")
         if user is None or not user.is_authenticated or not await self._may_view(user):
             await self.close(code=4403)
             return
+        if self.open_sockets[user.pk] >= settings.MAX_WEBSOCKETS_PER_USER:
+            log.warning("user %s: websocket refused, %s already open", user.pk, self.open_sockets[user.pk])
+            await self.accept()
+            await self.close(code=TOO_MANY_SOCKETS)
+            return
+        self.user_id = user.pk
+        self.open_sockets[user.pk] += 1
         self.group = f"conversation.{self.conversation_id}"
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
@@ -38,23 +91,30 @@ class ConversationConsumer(AsyncJsonWebsocketConsumer):
         return conversation is not None and can_view_conversation(user, conversation)
 
     async def disconnect(self, code: int) -> None:
+        if hasattr(self, "user_id"):
+            self.open_sockets[self.user_id] -= 1
+            if self.open_sockets[self.user_id] <= 0:
+                del self.open_sockets[self.user_id]
         if hasattr(self, "group"):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+            try:
+                await self.channel_layer.group_discard(self.group, self.channel_name)
+            except Exception:  # noqa: BLE001 - Redis away: the membership expires with the group
+                log.warning("leaving %s failed", self.group, exc_info=True)
 
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        if not isinstance(content, dict) or "resume" not in content:
-            return
-        resume = content.get("resume") or {}
-        if not isinstance(resume, dict):
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if text_data is None:
+            log.warning("conversation %s: binary websocket message ignored", self.conversation_id)
             return
         try:
-            positions = {int(k): int(v) for k, v in resume.items()}
-        except (TypeError, ValueError):
+            request = parse_resume(text_data)
+        except BadRequest as bad:
+            log.warning("conversation %s: websocket message ignored (%s)", self.conversation_id, bad)
             return
-        since_run = content.get("since_run")
-        frames = await self._stored_frames(positions, int(since_run) if since_run else None)
+        if request is None:
+            return
+        frames = await self._stored_frames(*request)
         for frame in frames:
-            await self.send_json(frame)
+            await self.send_json(bounded_frame(frame))
         await self.send_json({"type": "replay_done", "count": len(frames)})
 
     @database_sync_to_async
@@ -76,6 +136,5 @@ class ConversationConsumer(AsyncJsonWebsocketConsumer):
     async def run_frame(self, message: dict[str, Any]) -> None:
         await self.send_json(message["frame"])
 
-    @classmethod
-    async def encode_json(cls, content: Any) -> str:
-        return json.dumps(content, ensure_ascii=False)
+    async def send_json(self, content: Any) -> None:
+        await self.send(text_data=json.dumps(content, ensure_ascii=False))

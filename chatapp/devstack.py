@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,8 +64,11 @@ class Stack:
     env: dict[str, str] = field(default_factory=dict)
     demo_mcp_port: int = field(default_factory=lambda: settings.DEMO_MCP_PORT)
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
+    # How each child was started, so a supervisor can start it again the same way.
+    recipes: dict[str, tuple[list[str], dict[str, str]]] = field(default_factory=dict)
 
     def _spawn(self, name: str, argv: list[str], **extra_env: str) -> subprocess.Popen:
+        self.recipes[name] = (list(argv), dict(extra_env))
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - owned by the child
         env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"} | self.env | extra_env
@@ -143,6 +147,50 @@ class Stack:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+RESTART_ORDER = ("redis", "demo-mcp-http", "web", "worker")  # what the others connect to comes first
+
+
+@dataclass
+class Supervisor:
+    """Keeps a started Stack alive: a child that exits is started again with a line on the console.
+
+    A child that dies ``max_restarts`` times within ``window`` seconds is given up on (StackError):
+    something is wrong that a restart will not fix, and its log says what.
+    """
+
+    stack: Stack
+    say: Callable[[str], None] = print
+    max_restarts: int = 5
+    window: float = 60.0
+    restarts: dict[str, list[float]] = field(default_factory=dict)
+
+    def check(self) -> list[str]:
+        dead = [name for name, proc in self.stack.procs.items() if proc.poll() is not None]
+        dead.sort(key=lambda n: RESTART_ORDER.index(n) if n in RESTART_ORDER else len(RESTART_ORDER))
+        for name in dead:
+            self.restart(name)
+        return dead
+
+    def restart(self, name: str) -> None:
+        proc = self.stack.procs[name]
+        _signal_group(proc, signal.SIGKILL)  # anything it started and left behind
+        now = time.monotonic()
+        recent = [t for t in self.restarts.get(name, []) if now - t < self.window] + [now]
+        self.restarts[name] = recent
+        if len(recent) > self.max_restarts:
+            raise StackError(
+                f"{name} exited {len(recent)} times within {self.window:.0f} s; giving up. "
+                f"See {self.stack.log_dir / (name + '.log')}."
+            )
+        argv, extra_env = self.stack.recipes[name]
+        started = self.stack._spawn(name, argv, **extra_env)
+        self.say(f"{name} exited (code {proc.returncode}); started it again (pid {started.pid}).")
+        if name == "redis":
+            wait_for(
+                lambda: port_open("127.0.0.1", settings.EMBEDDED_REDIS_PORT), 20, "redis-server", started
+            )
 
 
 def _signal_group(proc: subprocess.Popen, sig: int) -> None:

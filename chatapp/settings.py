@@ -6,6 +6,7 @@ app starts itself, the built-in demo model. ``DEBUG`` defaults to on only in tha
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -24,6 +25,16 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY: required when DEBUG is off")
     SECRET_KEY = "clearloop-insecure-demo-key-only-for-debug-mode-0123456789abcdef"  # noqa: S105
+elif not DEBUG and (
+    len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5 or SECRET_KEY.startswith("django-insecure-")
+):
+    # It signs sessions and derives the key that encrypts stored provider keys (review L12). The
+    # thresholds are Django's own (check security.W009), made an error instead of a warning.
+    raise ImproperlyConfigured(
+        "SECRET_KEY: too weak for production (DEBUG off): use at least 50 characters with at least 5 "
+        "different ones, not starting with 'django-insecure-'. Generate one with: python -c "
+        "'import secrets; print(secrets.token_urlsafe(50))'"
+    )
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_origins("CSRF_TRUSTED_ORIGINS")
@@ -38,6 +49,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "axes",
     "chatapp",
 ]
 
@@ -52,6 +64,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its lockout response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "chatapp.urls"
@@ -164,6 +178,11 @@ RUN_LEASE_SECONDS = env_int("CLEARLOOP_RUN_LEASE_SECONDS", 120, minimum=2)
 TOOL_MAX_SECONDS = env_int("CLEARLOOP_TOOL_MAX_SECONDS", 600, minimum=1)
 # How long a tool call waits for the user to open or decline a link its MCP server sent.
 TOOL_LINK_WAIT_SECONDS = env_int("CLEARLOOP_TOOL_LINK_WAIT_SECONDS", 300, minimum=1)
+MAX_RUNS_IN_FLIGHT_PER_USER = env_int("CLEARLOOP_MAX_RUNS_IN_FLIGHT_PER_USER", 4, minimum=1)
+MAX_SENDS_PER_MINUTE_PER_USER = env_int("CLEARLOOP_MAX_SENDS_PER_MINUTE_PER_USER", 20, minimum=1)
+MAX_WEBSOCKETS_PER_USER = env_int("CLEARLOOP_MAX_WEBSOCKETS_PER_USER", 20, minimum=1)
+# Below daphne's 1 MiB websocket message limit; see chatapp/frame_limits.py.
+FRAME_MAX_BYTES = env_int("CLEARLOOP_FRAME_MAX_BYTES", 256 * 1024, minimum=16 * 1024)
 STREAM_COALESCE_MS = env_int("CLEARLOOP_STREAM_COALESCE_MS", 30, minimum=0)
 WORKSPACE_ROOT = Path(env_str("CLEARLOOP_WORKSPACE_ROOT", str(DATA_DIR / "workspaces")) or "").resolve()
 FIELD_ENCRYPTION_KEY = env_str("CLEARLOOP_ENCRYPTION_KEY")
@@ -191,6 +210,21 @@ ANTHROPIC_PROVIDER = anthropic_provider(ANTHROPIC_MODEL) if ANTHROPIC_MODEL else
 COST_CURRENCY = env_str("CLEARLOOP_COST_CURRENCY", "USD")
 
 # --- auth, static, security ------------------------------------------------------------------
+# Login throttling (review M5): django-axes counts failed logins per username and client address and
+# locks that pair out for AXES_COOLOFF_MINUTES after AXES_FAILURE_LIMIT failures (HTTP 429).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("AXES_ENABLED", True)
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_float("AXES_COOLOFF_MINUTES", 15.0, minimum=0.01))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Behind a proxy the client address comes from X-Forwarded-For (see USE_X_FORWARDED_PROTO).
+AXES_IPWARE_PROXY_COUNT = env_int("AXES_PROXY_COUNT", 0, minimum=0) or None
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "chat"
 LOGOUT_REDIRECT_URL = "login"
@@ -251,5 +285,6 @@ LOGGING = {
         "httpx2": {"level": "WARNING"},
         "mcp": {"level": "WARNING"},
         "daphne": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},
     },
 }

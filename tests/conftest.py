@@ -103,7 +103,11 @@ def live_stack(django_db_setup, django_db_blocker, tmp_path_factory):
         CLEARLOOP_WORKSPACE_ROOT=str(data_dir / "workspaces"),
     )
     stack = Stack(port=port, worker_concurrency=8, log_dir=data_dir / "logs", env=env, demo_mcp_port=mcp_port)
-    with django_db_blocker.unblock():
+    from tests.durable.harness import celery_broker
+
+    # Ping this stack's own broker while it starts (the durable stack's session may have pointed this
+    # process's Celery app at its private Redis, where another worker could answer instead).
+    with django_db_blocker.unblock(), celery_broker(settings.CELERY_BROKER_URL, queue):
         stack.start()
     stack.queue = queue
     stack.base_url = f"http://127.0.0.1:{port}"

@@ -78,7 +78,20 @@ def parse_arguments(call: AssembledToolCall) -> tuple[dict[str, Any] | None, str
         return None, f"arguments are not valid JSON: {exc.msg} at position {exc.pos}"
     if not isinstance(value, dict):
         return None, f"arguments must be a JSON object, got {type(value).__name__}"
+    if _has_nul(value):
+        # Tools take text; a NUL (U+0000) is never meant, and databases such as PostgreSQL refuse it.
+        return None, "arguments contain a NUL character (U+0000); send the text without it"
     return value, None
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
 
 
 def validate_call(

@@ -126,6 +126,10 @@ class Bench:
                 "PORT": str(self.port),
                 "CLEARLOOP_DEMO_MCP_PORT": str(free_port()),
                 "CLEARLOOP_DEMO": "0",  # no demo MCP servers: bench/mcp measures MCP
+                # One bench user stands for hundreds of users: the per-user limits do not apply.
+                "CLEARLOOP_MAX_RUNS_IN_FLIGHT_PER_USER": "100000",
+                "CLEARLOOP_MAX_SENDS_PER_MINUTE_PER_USER": "100000",
+                "CLEARLOOP_MAX_WEBSOCKETS_PER_USER": "100000",
             }
         )
 

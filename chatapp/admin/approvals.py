@@ -22,7 +22,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.timesince import timesince
 
-from chatapp.models import Message, Round, ToolCall
+from chatapp.models import Message, Round, Run, ToolCall
 from chatapp.services.approvals import AlreadyDecided, ApprovalRefused, decide, may_approve
 
 EXCERPT_MESSAGES = 6
@@ -51,7 +51,11 @@ class QueueFilter(admin.SimpleListFilter):
     def queryset(self, request, queryset):
         value = self.value() or self.default
         if value == "pending":
-            return queryset.filter(status=ToolCall.Status.AWAITING_APPROVAL, approval__isnull=True)
+            return queryset.filter(
+                status=ToolCall.Status.AWAITING_APPROVAL,
+                approval__isnull=True,
+                run__status=Run.Status.AWAITING_APPROVAL,
+            )
         if value == "all":
             return queryset
         return queryset.filter(status=value)

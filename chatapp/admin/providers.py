@@ -41,6 +41,7 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
             "preset",
             "base_url",
             "model",
+            "allowed_models",
             "api_key",
             "clear_api_key",
             "api_key_env",
@@ -208,7 +209,10 @@ class ProviderConfigAdmin(admin.ModelAdmin):
     def get_fieldsets(self, request, obj=None):
         return [
             (None, {"fields": ["name", "label", "enabled", "is_demo"]}),
-            ("Endpoint", {"fields": ["kind", "preset", "preset_choice", "base_url", "model"]}),
+            (
+                "Endpoint",
+                {"fields": ["kind", "preset", "preset_choice", "base_url", "model", "allowed_models"]},
+            ),
             ("Credentials", {"fields": ["stored_key", "api_key", "clear_api_key", "api_key_env"]}),
             (
                 "Limits and capabilities",

@@ -39,6 +39,10 @@ class ProviderConfig(models.Model):
     preset_origin = models.CharField(max_length=200, blank=True, editable=False)
     base_url = models.URLField(max_length=300)
     model = models.CharField(max_length=120)
+    allowed_models = models.TextField(
+        blank=True,
+        help_text="other models users may pick, one name or pattern (claude-*) a line",
+    )
     api_key_env = models.CharField(
         max_length=80,
         blank=True,

@@ -42,7 +42,11 @@ def may_approve(user: Any) -> bool:
 
 def pending() -> list[ToolCall]:
     return list(
-        ToolCall.objects.filter(status=ToolCall.Status.AWAITING_APPROVAL, approval__isnull=True)
+        ToolCall.objects.filter(
+            status=ToolCall.Status.AWAITING_APPROVAL,
+            approval__isnull=True,
+            run__status=Run.Status.AWAITING_APPROVAL,
+        )
         .select_related("run__conversation__owner")
         .order_by("created_at")
     )
@@ -70,6 +74,8 @@ def decide(call_pk: int, user: Any, *, approve: bool, reason: str = "") -> Appro
             or Approval.objects.filter(tool_call=call).exists()
         ):
             raise AlreadyDecided(f"This call was already decided (it is {call.status}).")
+        if run.status != Run.Status.AWAITING_APPROVAL:
+            raise AlreadyDecided(f"The run is {run.status}; there is nothing left to decide.")
         decision = Approval.Decision.APPROVED if approve else Approval.Decision.DENIED
         approval = Approval.objects.create(
             tool_call=call,

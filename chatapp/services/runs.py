@@ -10,13 +10,19 @@ from chatapp.models import Conversation, Message, ProviderConfig, Run
 from chatapp.redaction import redact_text
 from chatapp.services.dispatch import enqueue_on_commit
 from chatapp.services.errors import MessageRejected, RunAlreadyActive
+from chatapp.services.limits import check_model, check_user_limits
 from chatapp.services.providers import default_provider
 
 
 def check_message(text: str) -> str:
     if not text or not text.strip():
         raise MessageRejected("The message is empty. Type something to send.")
-    size = len(text.encode("utf-8"))
+    if "\x00" in text:
+        # PostgreSQL cannot store it, and no text a person types contains it (review L6).
+        raise MessageRejected(
+            "The message contains a NUL character (U+0000), which cannot be stored. Remove it and send again."
+        )
+    size = len(text.encode("utf-8", "replace"))
     if size > settings.MAX_MESSAGE_BYTES:
         raise MessageRejected(
             f"The message is {size:,} bytes; the limit is {settings.MAX_MESSAGE_BYTES:,} bytes. "
@@ -37,8 +43,10 @@ def start_run(conversation: Conversation, text: str) -> Run:
     # A known secret pasted into the chat is stored (and sent) as [REDACTED], like everywhere else.
     text = redact_text(text)
     provider = provider_for(conversation)
+    model = check_model(provider, conversation.model_override)
     try:
         with transaction.atomic():
+            check_user_limits(conversation.owner_id)
             message = Message.objects.create(
                 conversation=conversation,
                 role=Message.Role.USER,
@@ -49,7 +57,7 @@ def start_run(conversation: Conversation, text: str) -> Run:
                 conversation=conversation,
                 user_message=message,
                 provider_name=provider.name,
-                model=conversation.model_override or provider.model,
+                model=model,
             )
             message.run = run
             message.save(update_fields=["run"])

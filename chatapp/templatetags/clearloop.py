@@ -32,6 +32,17 @@ def head(text: str, limit: int = 2000) -> str:
 
 
 @register.filter
+def folded(text: str, limit: int = 100_000) -> str:
+    """At most ``limit`` characters, with the full size named: a 10 MiB argument must not become a
+    10 MiB page (issue 16 item 8). The trace export has the whole value."""
+    text = text or ""
+    if len(text) <= limit:
+        return text
+    size = len(text.encode("utf-8", "replace"))
+    return f"{text[:limit]}\n… [folded: {size:,} bytes in all; the run's trace export has the whole value]"
+
+
+@register.filter
 def longer_than(text: str, limit: int = 2000) -> bool:
     return len(text or "") > limit
 

@@ -12,7 +12,8 @@ from chatapp.access import is_auditor, owned_conversation_or_404, refuse_auditor
 from chatapp.models import Conversation, ProviderConfig, Run, ToolLink
 from chatapp.services import links
 from chatapp.services.errors import ChatError
-from chatapp.services.providers import ensure_env_providers
+from chatapp.services.limits import LimitReached, model_allowed
+from chatapp.services.providers import default_provider, ensure_env_providers
 from chatapp.services.runs import request_cancel, start_run
 from chatapp.views.charts import usage_bars
 from chatapp.views.display import conversation_items
@@ -75,7 +76,8 @@ def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
     try:
         run = start_run(convo, text)
     except ChatError as error:
-        response = render(request, f"{PAGE}#send-error", {"error": str(error)}, status=422)
+        status = 429 if isinstance(error, LimitReached) else 422
+        response = render(request, f"{PAGE}#send-error", {"error": str(error)}, status=status)
         # Keep what the user typed: htmx leaves the form alone and we show the reason in place.
         response["HX-Retarget"] = "#send-error"
         response["HX-Reswap"] = "outerHTML"
@@ -161,7 +163,11 @@ def conversation_settings(request: HttpRequest, conversation_id: int) -> HttpRes
     provider_name = request.POST.get("provider", "")
     provider = ProviderConfig.objects.filter(name=provider_name, enabled=True).first()
     convo.provider = provider
-    convo.model_override = request.POST.get("model", "").strip()[:120]
+    model = request.POST.get("model", "").strip()[:120]
+    if model and not model_allowed(provider or default_provider(), model):
+        error = f"The model {model!r} is not offered by that provider; the setting was not changed."
+        return render(request, f"{PAGE}#send-error", {"error": error}, status=422)
+    convo.model_override = model
     save_toggles(convo, request.POST)
     convo.save(update_fields=["provider", "model_override", "tool_settings", "updated_at"])
     return redirect("conversation", conversation_id=convo.pk)

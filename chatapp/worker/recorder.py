@@ -17,6 +17,7 @@ from channels.layers import get_channel_layer
 
 from agent import events as ev
 from agent.toolbox import LinkAnswer, LinkRequest
+from chatapp.frame_limits import bounded_frame, fold_stored_delta, split_text
 from chatapp.frames import event_payload, event_type
 from chatapp.redaction import redact, redact_event, shown
 from chatapp.worker import crash, links, store
@@ -134,7 +135,8 @@ class RunRecorder:
                 return
             pending, self._pending = self._pending, []
             self._last_flush = time.monotonic()
-            await self._ephemeral("delta", merge_deltas(pending))
+            for payload in split_text(merge_deltas(pending)):
+                await self._ephemeral("delta", fold_stored_delta(payload))
 
     async def _ephemeral(self, kind: str, payload: dict[str, Any]) -> None:
         payload = redact(payload)
@@ -171,7 +173,7 @@ class RunRecorder:
         await self._publish(seq, kind, visible)
 
     async def _publish(self, seq: int, kind: str, payload: dict[str, Any]) -> None:
-        frame = {"run": self.run_id, "seq": seq, "type": kind, "data": payload}
+        frame = bounded_frame({"run": self.run_id, "seq": seq, "type": kind, "data": payload})
         try:
             async with self.runtime.publish_slots:
                 await self.layer.group_send(self.group, {"type": "run.frame", "frame": frame})

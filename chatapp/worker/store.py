@@ -12,14 +12,21 @@ from django.utils import timezone
 from agent import events as ev
 from chatapp.audit import record
 from chatapp.models import Message, Round, Run, RunEvent, ToolCall
+from chatapp.nul import without_nul
 from chatapp.pricing import price_for, round_cost
-from chatapp.redaction import redact
+from chatapp.redaction import redact as _redact
 from chatapp.worker import calibration
+
+
+def redact(value: Any) -> Any:
+    """Secrets out, and NUL characters (which PostgreSQL cannot store) replaced."""
+    return without_nul(_redact(value))
 
 
 def append_event(run_id: int, seq: int, kind: str, payload: dict[str, Any], durable: bool) -> None:
     # Ephemeral frames use the "deltas" connection (no fsync wait, see settings.DELTA_DB).
     using = "default" if durable else settings.DELTA_DB
+    payload = without_nul(payload)
     RunEvent.objects.using(using).create(run_id=run_id, seq=seq, type=kind, payload=payload, durable=durable)
 
 
@@ -32,6 +39,7 @@ def persist_durable(
     extra: dict[str, Any] | None = None,
 ) -> None:
     """Write the event row and the domain rows it changes in one transaction."""
+    payload = without_nul(payload)
     with transaction.atomic():
         RunEvent.objects.create(run_id=run_id, seq=seq, type=kind, payload=payload, durable=True)
         Run.objects.filter(pk=run_id).update(last_seq=seq)
@@ -52,7 +60,9 @@ def _fail(run_id: int, event: ev.RunFailed, partial_text: str) -> None:
         _store_answer(run, partial_text, partial=True)
     cancelled = event.code == "cancelled" or (run.cancel_requested and event.error_class == "Cancelled")
     status = Run.Status.CANCELLED if cancelled else Run.Status.FAILED
-    finish_run(run_id, status, error_class=event.error_class, error=event.message, final_text=partial_text)
+    finish_run(
+        run_id, status, error_class=event.error_class, error=redact(event.message), final_text=partial_text
+    )
 
 
 def _apply(run_id: int, event: ev.Event) -> None:
@@ -152,7 +162,21 @@ def finish_run(run_id: int, status: str, **fields: Any) -> None:
     Run.objects.filter(pk=run_id).update(
         status=status, finished_at=timezone.now(), lease_owner="", lease_expires_at=None, **fields
     )
+    _close_undecided_calls(run_id, status)
     record("run_finished", run_id=run_id, subject=Run.objects.get(pk=run_id))
+
+
+def _close_undecided_calls(run_id: int, status: str) -> None:
+    """A finished run's calls that still wait for a decision leave the approval queue: they will
+    never run, and approving them would only mislead (review I4)."""
+    waiting = ToolCall.objects.filter(run_id=run_id, status=ToolCall.Status.AWAITING_APPROVAL)
+    for call in waiting.select_for_update():
+        call.status = ToolCall.Status.DENIED
+        call.is_error = True
+        call.error_code = "run_ended"
+        call.result = f"The run ended ({status}) before this call was decided; it did not run."
+        call.save(update_fields=["status", "is_error", "error_code", "result", "updated_at"])
+        record("tool_call_status", run_id=run_id, subject=call)
 
 
 UNKNOWN_AFTER_STOP = "The run was stopped while this call was running; whether it took effect is unknown."

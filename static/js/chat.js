@@ -199,7 +199,11 @@
     socket = new WebSocket(scheme + location.host + chat.dataset.wsPath);
     socket.addEventListener("open", function () {
       retry = 0;
-      const active = Array.prototype.map.call(document.querySelectorAll("[data-run]"), function (el) { return +el.dataset.run; });
+      // Finished runs are rendered in full by the server: only unfinished ones (and any this page has
+      // followed live) are resumed, so opening a long conversation does not replay its whole history.
+      const active = Array.prototype.filter.call(document.querySelectorAll("[data-run]"), function (el) {
+        return ["succeeded", "failed", "cancelled"].indexOf(el.dataset.status) < 0 || lastSeq[+el.dataset.run];
+      }).map(function (el) { return +el.dataset.run; });
       const resume = {};
       active.forEach(function (r) { resume[r] = lastSeq[r] || 0; });
       socket.send(JSON.stringify({ resume: resume, since_run: active.length ? Math.min.apply(null, active) : null }));
@@ -210,6 +214,8 @@
     });
     socket.addEventListener("close", function (event) {
       if (event.code === 4403) return;
+      // 4429: this user has too many live sockets (other tabs); try again slowly.
+      if (event.code === 4429) { setTimeout(connect, 30000); return; }
       retry = Math.min(retry + 1, 6);
       setTimeout(connect, 250 * Math.pow(2, retry - 1));
     });

@@ -201,3 +201,24 @@ def test_the_review_page_escapes_model_and_tool_text(login, people):
     assert f"please send {XSS_ESCAPED}" in review
     assert f"sure {XSS_ESCAPED}" in review
     assert "&quot;text&quot;: &quot;&lt;script&gt;" in review  # the arguments, pretty-printed and escaped
+
+
+def test_a_cancelled_run_leaves_the_approval_queue(login, people, django_capture_on_commit_callbacks):
+    # Review I4: a cancelled run's pending call stayed in the queue and could still be "approved".
+    from chatapp.services.approvals import AlreadyDecided, decide, pending
+    from chatapp.services.runs import request_cancel
+
+    call = waiting_call(people["alice"])
+    assert call in pending()
+    request_cancel(call.run)
+    call.refresh_from_db()
+    assert call.run.status == Run.Status.CANCELLED
+    assert call.status == ToolCall.Status.DENIED and call.error_code == "run_ended"
+    assert "did not run" in call.result
+    assert call not in pending()
+    client = login("april")
+    queue = page(client.get(QUEUE))
+    assert f"{QUEUE}{call.pk}/change/" not in queue
+    with pytest.raises(AlreadyDecided):
+        decide(call.pk, people["april"], approve=True, reason="too late")
+    assert not Approval.objects.filter(tool_call=call).exists()

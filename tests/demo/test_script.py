@@ -14,7 +14,11 @@ def tool(name, props=None, required=()):
 
 
 def body(text, tools=(), extra=()):
-    return {"model": "clearloop-demo", "messages": [{"role": "user", "content": text}, *extra], "tools": list(tools)}
+    return {
+        "model": "clearloop-demo",
+        "messages": [{"role": "user", "content": text}, *extra],
+        "tools": list(tools),
+    }
 
 
 def test_plain_text_is_an_echo_labelled_as_demo():
@@ -23,16 +27,26 @@ def test_plain_text_is_an_echo_labelled_as_demo():
 
 
 def test_namespaced_mcp_tools_are_matched_by_suffix():
-    tools = [tool("env_query__get_environment_status", {"area_code": {"type": "string"}}),
-             tool("geo__simulate_geolocation", {"lat": {"type": "number"}, "lng": {"type": "number"},
-                                                "radius": {"type": "number"}})]
+    tools = [
+        tool("env_query__get_environment_status", {"area_code": {"type": "string"}}),
+        tool(
+            "geo__simulate_geolocation",
+            {"lat": {"type": "number"}, "lng": {"type": "number"}, "radius": {"type": "number"}},
+        ),
+    ]
     plan = plan_reply(body("What is the environment like in B2002?", tools))
-    assert [c.name for c in plan.tool_calls] == ["env_query__get_environment_status", "geo__simulate_geolocation"]
+    assert [c.name for c in plan.tool_calls] == [
+        "env_query__get_environment_status",
+        "geo__simulate_geolocation",
+    ]
     assert plan.tool_calls[0].arguments == {"area_code": "B2002"}
 
 
 def test_arguments_are_fitted_to_the_offered_schema():
-    tools = [tool("read_file", {"path": {"type": "string"}}), tool("search_files", {"pattern": {"type": "string"}})]
+    tools = [
+        tool("read_file", {"path": {"type": "string"}}),
+        tool("search_files", {"pattern": {"type": "string"}}),
+    ]
     plan = plan_reply(body("read config.yaml and list .md files", tools))
     assert [c.arguments for c in plan.tool_calls] == [{"path": "config.yaml"}, {"pattern": "*.md"}]
 
@@ -42,11 +56,19 @@ def test_decides_from_history_and_answers_after_results():
     first = plan_reply(body("the two newest users", tools))
     assert first.tool_calls[0].arguments["sql"].startswith("SELECT id, name, created_at FROM users")
     history = [
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "query_database", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "c1",
-         "content": '[Tool "query_database" ran successfully. Its raw output follows.]\n'
-                    '{"rows": [{"id": 2, "name": "Bo"}, {"id": 1, "name": "Al"}]}'},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "query_database", "arguments": "{}"}}
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": '[Tool "query_database" ran successfully. Its raw output follows.]\n'
+            '{"rows": [{"id": 2, "name": "Bo"}, {"id": 1, "name": "Al"}]}',
+        },
     ]
     second = plan_reply(body("the two newest users", tools, history))
     assert not second.tool_calls and "name=Bo" in "".join(second.text_pieces)

@@ -209,7 +209,9 @@ def start_durable_stack(data_dir: Path, port: int, redis_port: int, **extra: str
     env.update(
         {
             "CELERY_VISIBILITY_TIMEOUT": "1",
-            "CLEARLOOP_RUN_LEASE_SECONDS": "2",
+            # Recovery from a dead worker comes from its heartbeat stopping (WORKER_DEAD_SECONDS); a
+            # lease this short would lapse on a loaded machine and hand a live run to a second driver.
+            "CLEARLOOP_RUN_LEASE_SECONDS": "10",
             "CLEARLOOP_RUN_MAX_DELIVERIES": "5",
             # Slow enough for a client to drop ~20 times in one answer, fast enough for the matrix.
             "DEMO_MODEL_TOKENS_PER_SECOND": "15",

@@ -22,8 +22,9 @@ async def serve_demo(settings: DemoModelSettings | None = None) -> AsyncIterator
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)  # already listening: clients queue in the backlog, no waiting for "started"
     port = sock.getsockname()[1]
-    config = uvicorn.Config(create_app(settings or DemoModelSettings(tokens_per_second=0)), log_level="warning",
-                            lifespan="off")
+    config = uvicorn.Config(
+        create_app(settings or DemoModelSettings(tokens_per_second=0)), log_level="warning", lifespan="off"
+    )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
@@ -39,7 +40,11 @@ async def demo_provider(**overrides) -> AsyncIterator[object]:
     settings = overrides.pop("demo_settings", None)
     async with serve_demo(settings) as base_url, httpx.AsyncClient() as http:
         provider_settings = ProviderSettings(
-            name="demo", kind="openai_chat", base_url=base_url, model="clearloop-demo", preset="demo",
+            name="demo",
+            kind="openai_chat",
+            base_url=base_url,
+            model="clearloop-demo",
+            preset="demo",
             **overrides,
         )
         yield build_provider(provider_settings, http)

@@ -13,13 +13,17 @@ from agent.providers.errors import ProviderError
 from agent.toolbox import ToolContext, ToolInfo, ToolOutcome
 
 
-def call(call_id: str, name: str, args: dict[str, Any] | str, *, truncated: bool = False) -> pt.AssembledToolCall:
+def call(
+    call_id: str, name: str, args: dict[str, Any] | str, *, truncated: bool = False
+) -> pt.AssembledToolCall:
     raw = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
     try:
         parsed = json.loads(raw)
     except json.JSONDecodeError:
         parsed = None
-    return pt.AssembledToolCall(call_id, name, raw, parsed if isinstance(parsed, dict) else None, truncated=truncated)
+    return pt.AssembledToolCall(
+        call_id, name, raw, parsed if isinstance(parsed, dict) else None, truncated=truncated
+    )
 
 
 def choice(
@@ -92,7 +96,9 @@ def result_body(message: Message) -> Any:
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
-def info(name: str, properties: dict[str, Any] | None = None, *, required: tuple[str, ...] = (), **kw: Any) -> ToolInfo:
+def info(
+    name: str, properties: dict[str, Any] | None = None, *, required: tuple[str, ...] = (), **kw: Any
+) -> ToolInfo:
     schema: dict[str, Any] = {"type": "object", "properties": properties or {}, "additionalProperties": False}
     if required:
         schema["required"] = list(required)

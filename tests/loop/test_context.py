@@ -15,8 +15,9 @@ from agent.providers.errors import ContextTooLong
 
 def test_r_ctx_1_output_budget_is_the_smallest_of_three_limits():
     # 000 §2.4: 128K window, 30K input, 16K model max, 8K requested -> 8K.
-    limits = ContextLimits(context_window=128_000, model_max_output=16_000, requested_max_output=8_000,
-                           safety_margin=500)
+    limits = ContextLimits(
+        context_window=128_000, model_max_output=16_000, requested_max_output=8_000, safety_margin=500
+    )
     assert output_budget(limits, 30_000) == 8_000
     assert output_budget(limits, 127_000) == 500  # the window is the limit near the top
     assert output_budget(ContextLimits(requested_max_output=None, model_max_output=16_000), 1_000) == 16_000
@@ -61,7 +62,9 @@ def test_r_ctx_1_tools_count_and_provider_usage_corrects_the_estimate():
 
 async def test_r_ctx_1_max_output_tokens_sent_is_the_budget():
     provider = ScriptedProvider(lambda req: reply("ok"))
-    limits = ContextLimits(context_window=10_000, model_max_output=4_000, requested_max_output=None, safety_margin=100)
+    limits = ContextLimits(
+        context_window=10_000, model_max_output=4_000, requested_max_output=None, safety_margin=100
+    )
     await drive(provider, FuncToolbox({}), settings=LoopSettings(limits=limits))
     sent = provider.requests[0]
     estimated = TokenCounter().count_request(sent.messages)
@@ -77,9 +80,14 @@ def test_r_ctx_2_large_results_capped_head_and_tail_with_the_cut_stated():
 
 async def test_r_ctx_2_tool_result_capped_at_16000_by_default():
     big = "x" * 50_000
-    provider = ScriptedProvider(lambda req: reply(calls=[call("c1", "t", {})]) if rounds_so_far(req) == 0 else reply("ok"))
-    _, state, _ = await drive(provider, FuncToolbox({"t": (info("t"), returning(big))}),
-                              settings=LoopSettings(limits=ContextLimits(context_window=1_000_000)))
+    provider = ScriptedProvider(
+        lambda req: reply(calls=[call("c1", "t", {})]) if rounds_so_far(req) == 0 else reply("ok")
+    )
+    _, state, _ = await drive(
+        provider,
+        FuncToolbox({"t": (info("t"), returning(big))}),
+        settings=LoopSettings(limits=ContextLimits(context_window=1_000_000)),
+    )
     assert state.call(0, 0).truncated and len(state.call(0, 0).result) < 16_400
 
 
@@ -93,7 +101,9 @@ async def test_r_ctx_2_above_threshold_working_context_is_shrunk_and_recorded():
 
     blob = " ".join(f"word{i}" for i in range(600))
     toolbox = FuncToolbox({"geo": (info("geo", {"r": {"type": "integer"}}), returning({"blob": blob}))})
-    limits = ContextLimits(context_window=4_000, model_max_output=500, requested_max_output=300, safety_margin=50)
+    limits = ContextLimits(
+        context_window=4_000, model_max_output=500, requested_max_output=300, safety_margin=50
+    )
     provider = ScriptedProvider(respond)
     step, state, sink = await drive(provider, toolbox, settings=LoopSettings(limits=limits, max_same_tool=10))
     assert step.text == "done"
@@ -112,8 +122,10 @@ async def test_r_ctx_2_above_threshold_working_context_is_shrunk_and_recorded():
 
 async def test_r_ctx_3_context_overflow_is_handled_by_compressing_and_retrying():
     def respond(req):
-        if not any("omitted" in (m.content or "") or "superseded" in (m.content or "") for m in req.messages) \
-                and rounds_so_far(req) == 2:
+        if (
+            not any("omitted" in (m.content or "") or "superseded" in (m.content or "") for m in req.messages)
+            and rounds_so_far(req) == 2
+        ):
             return ContextTooLong("maximum context length exceeded", provider_code="context_length_exceeded")
         n = rounds_so_far(req)
         return reply(calls=[call(f"c{n}", "geo", {"r": n})]) if n < 2 else reply("fits now")

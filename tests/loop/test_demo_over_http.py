@@ -18,9 +18,13 @@ from agent.toolbox import ToolInfo
 
 SEED = json.loads((Path(__file__).parent / "seed_000_6.json").read_text())
 SEED_MESSAGES = SEED["request"]["messages"]
-SEED_TOOLS = [ToolInfo(spec=ToolSpec(t["function"]["name"], t["function"]["description"], t["function"]["parameters"]),
-                       risk="low" if t["function"]["name"] == "write_file" else "read_only")
-              for t in SEED["request"]["tools"]]
+SEED_TOOLS = [
+    ToolInfo(
+        spec=ToolSpec(t["function"]["name"], t["function"]["description"], t["function"]["parameters"]),
+        risk="low" if t["function"]["name"] == "write_file" else "read_only",
+    )
+    for t in SEED["request"]["tools"]
+]
 
 
 def seed_result(index):
@@ -44,8 +48,9 @@ class SeedFiles:
         if name == "search_files":
             return ToolOutcome.success(seed_result(4))
         self.written[arguments["path"]] = arguments["content"]
-        return ToolOutcome.success({"success": True, "path": arguments["path"],
-                                    "bytes_written": len(arguments["content"].encode())})
+        return ToolOutcome.success(
+            {"success": True, "path": arguments["path"], "bytes_written": len(arguments["content"].encode())}
+        )
 
 
 def seed_start():
@@ -65,7 +70,9 @@ async def test_000_section_6_three_rounds_match_the_seed_structurally():
     # Tool call ids pair each tool message with the assistant message right before it.
     for pos, message in enumerate(SEED_MESSAGES):
         if message["role"] == "assistant":
-            seed_calls = [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in message["tool_calls"]]
+            seed_calls = [
+                (c["function"]["name"], json.loads(c["function"]["arguments"])) for c in message["tool_calls"]
+            ]
             our_calls = [(c["name"], json.loads(c["arguments"])) for c in ours[pos]["tool_calls"]]
             assert [n for n, _ in our_calls] == [n for n, _ in seed_calls]
             ids = [c["id"] for c in ours[pos]["tool_calls"]]
@@ -81,42 +88,69 @@ async def test_000_section_6_three_rounds_match_the_seed_structurally():
 
 
 async def test_000_section_10_4_two_newest_users():
-    rows = {"columns": ["id", "name", "created_at"], "rows": [[7, "Zoe", "2026-11-02"], [6, "Yan", "2026-11-01"]]}
+    rows = {
+        "columns": ["id", "name", "created_at"],
+        "rows": [[7, "Zoe", "2026-11-02"], [6, "Yan", "2026-11-01"]],
+    }
     props = {"sql": {"type": "string"}, "limit": {"type": "integer", "minimum": 1, "maximum": 1000}}
-    toolbox = FuncToolbox({"query_database": (info("query_database", props, required=("sql",)), returning(rows))})
+    toolbox = FuncToolbox(
+        {"query_database": (info("query_database", props, required=("sql",)), returning(rows))}
+    )
     async with demo_provider() as provider:
         step, _, _ = await drive(provider, toolbox, text="查询最近创建的两个用户。")
-    assert toolbox.executed == [("query_database", {
-        "sql": "SELECT id, name, created_at FROM users ORDER BY created_at DESC LIMIT 2", "limit": 2})]
+    assert toolbox.executed == [
+        (
+            "query_database",
+            {"sql": "SELECT id, name, created_at FROM users ORDER BY created_at DESC LIMIT 2", "limit": 2},
+        )
+    ]
     assert "Zoe" in step.text and "Yan" in step.text
 
 
 def env_geo_toolbox():
-    geo = {"lat": {"type": "number", "minimum": -90, "maximum": 90},
-           "lng": {"type": "number", "minimum": -180, "maximum": 180}, "radius": {"type": "number"}}
-    return FuncToolbox({
-        "env_query__get_environment_status": (
-            info("env_query__get_environment_status", {"area_code": {"type": "string"}}, required=("area_code",)),
-            returning({"status": "normal", "air_quality": "良好", "temperature": 22})),
-        "geo__simulate_geolocation": (info("geo__simulate_geolocation", geo, required=("lat", "lng")),
-                                      returning({"nearby": "large park within 500 m"})),
-    })
+    geo = {
+        "lat": {"type": "number", "minimum": -90, "maximum": 90},
+        "lng": {"type": "number", "minimum": -180, "maximum": 180},
+        "radius": {"type": "number"},
+    }
+    return FuncToolbox(
+        {
+            "env_query__get_environment_status": (
+                info(
+                    "env_query__get_environment_status",
+                    {"area_code": {"type": "string"}},
+                    required=("area_code",),
+                ),
+                returning({"status": "normal", "air_quality": "良好", "temperature": 22}),
+            ),
+            "geo__simulate_geolocation": (
+                info("geo__simulate_geolocation", geo, required=("lat", "lng")),
+                returning({"nearby": "large park within 500 m"}),
+            ),
+        }
+    )
 
 
 async def test_004_section_7_1_environment_and_geolocation_in_parallel():
     toolbox = env_geo_toolbox()
     async with demo_provider() as provider:
         step, state, _ = await drive(provider, toolbox, text="A1001 区域环境怎么样，适合户外跑步吗？")
-    assert [c.name for c in state.calls_of_round(0)] == ["env_query__get_environment_status",
-                                                         "geo__simulate_geolocation"]
+    assert [c.name for c in state.calls_of_round(0)] == [
+        "env_query__get_environment_status",
+        "geo__simulate_geolocation",
+    ]
     assert "良好" in step.text and "park" in step.text
 
 
 async def test_send_message_waits_for_approval_over_http():
     props = {"phone_number": {"type": "string"}, "content": {"type": "string"}}
-    toolbox = FuncToolbox({"send_message": (info("send_message", props, risk="high"), returning({"ok": True}))})
+    toolbox = FuncToolbox(
+        {"send_message": (info("send_message", props, risk="high"), returning({"ok": True}))}
+    )
     async with demo_provider() as provider:
-        step, state, _ = await drive(provider, toolbox, policy=RiskPolicy(), text='Send "hi" to +8613800000000')
+        step, state, _ = await drive(
+            provider, toolbox, policy=RiskPolicy(), text='Send "hi" to +8613800000000'
+        )
         assert isinstance(step, NextStepInterruption) and toolbox.executed == []
         state.record_decision(ApprovalDecision(step.approvals[0].call_id, approved=True))
         done = await run_agent(state, provider, toolbox, ListSink(), LoopSettings(), RiskPolicy())
@@ -126,10 +160,18 @@ async def test_send_message_waits_for_approval_over_http():
 
 def file_tools():
     props = {"path": {"type": "string"}, "content": {"type": "string"}}
-    return FuncToolbox({
-        "write_file": (info("write_file", props, required=("path", "content"), risk="low"), returning({"ok": 1})),
-        "append_file": (info("append_file", props, required=("path", "content"), risk="low"), returning({"ok": 1})),
-    })
+    return FuncToolbox(
+        {
+            "write_file": (
+                info("write_file", props, required=("path", "content"), risk="low"),
+                returning({"ok": 1}),
+            ),
+            "append_file": (
+                info("append_file", props, required=("path", "content"), risk="low"),
+                returning({"ok": 1}),
+            ),
+        }
+    )
 
 
 async def test_demo_truncate_args_is_never_executed_and_model_writes_in_pieces():
@@ -146,8 +188,9 @@ async def test_demo_wire_faults_are_retried_by_the_adapter(fault):
     from demo.model import DemoModelSettings
 
     demo = DemoModelSettings(tokens_per_second=0, stall_seconds=3)
-    async with demo_provider(demo_settings=demo, idle_timeout=0.3, retry_initial_backoff=0,
-                             retry_max_backoff=0) as provider:
+    async with demo_provider(
+        demo_settings=demo, idle_timeout=0.3, retry_initial_backoff=0, retry_max_backoff=0
+    ) as provider:
         step, state, _ = await drive(provider, FuncToolbox({}), text=f"hello [[demo:{fault}]]")
     assert "demo model" in step.text and len(state.rounds) == 1
 
@@ -211,7 +254,9 @@ async def test_demo_length_text_is_continued_over_http():
 
 async def test_demo_n2_other_choice_is_never_executed():
     props = {"phone_number": {"type": "string"}, "content": {"type": "string"}}
-    toolbox = FuncToolbox({"send_message": (info("send_message", props, required=("phone_number",)), returning(1))})
+    toolbox = FuncToolbox(
+        {"send_message": (info("send_message", props, required=("phone_number",)), returning(1))}
+    )
     async with demo_provider() as provider:
         step, state, _ = await drive(provider, toolbox, text="[[demo:n2]]", settings=LoopSettings(n=2))
     assert step.text == "This is the answer of choice 0." and toolbox.executed == []

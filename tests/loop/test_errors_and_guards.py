@@ -28,8 +28,12 @@ async def test_r_loop_5_tool_exception_becomes_execution_error():
     provider = calls_then_text([call("c1", "t", {})])
     _, state, _ = await drive(provider, FuncToolbox({"t": (info("t"), boom)}))
     body = json.loads(state.call(0, 0).result)
-    assert body == {"success": False, "error": "RuntimeError: database is locked", "code": "execution_error",
-                    "hint": body["hint"]}
+    assert body == {
+        "success": False,
+        "error": "RuntimeError: database is locked",
+        "code": "execution_error",
+        "hint": body["hint"],
+    }
     assert state.call(0, 0).status == "failed" and state.call(0, 0).is_error
 
 
@@ -38,7 +42,9 @@ async def test_r_loop_5_timeout():
         await asyncio.Event().wait()
 
     provider = calls_then_text([call("c1", "t", {})])
-    _, state, _ = await drive(provider, FuncToolbox({"t": (info("t"), hangs)}), settings=LoopSettings(tool_timeout=0.05))
+    _, state, _ = await drive(
+        provider, FuncToolbox({"t": (info("t"), hangs)}), settings=LoopSettings(tool_timeout=0.05)
+    )
     assert state.call(0, 0).error_code == "timeout"
 
 
@@ -57,8 +63,9 @@ async def test_r_loop_5_rate_limited_tool_waits_and_retries_within_a_bound():
         return ToolOutcome.failure("rate_limited", "slow down", retry_after=0)
 
     toolbox = FuncToolbox({"t": (info("t"), always)})
-    _, state, _ = await drive(calls_then_text([call("c1", "t", {})]), toolbox,
-                              settings=LoopSettings(rate_limit_retries=2))
+    _, state, _ = await drive(
+        calls_then_text([call("c1", "t", {})]), toolbox, settings=LoopSettings(rate_limit_retries=2)
+    )
     assert state.call(0, 0).error_code == "rate_limited" and len(toolbox.executed) == 3
 
 
@@ -66,7 +73,9 @@ async def test_r_loop_5_same_execution_error_twice_tells_model_to_answer():
     async def broken(_):
         return ToolOutcome.failure("execution_error", "service unavailable")
 
-    provider = calls_then_text([call("c1", "t", {"q": 1})], [call("c2", "t", {"q": 2})], [call("c3", "t", {"q": 3})])
+    provider = calls_then_text(
+        [call("c1", "t", {"q": 1})], [call("c2", "t", {"q": 2})], [call("c3", "t", {"q": 3})]
+    )
     toolbox = FuncToolbox({"t": (info("t", {"q": {"type": "integer"}}), broken)})
     step, state, sink = await drive(provider, toolbox)
     assert "twice" in json.loads(state.call(1, 0).result)["hint"]
@@ -111,7 +120,9 @@ async def test_r_loop_6_final_round_without_tools_when_provider_lacks_tool_choic
 async def test_r_loop_7_result_anchor_on_by_default_and_configurable():
     for anchors in (True, False):
         provider = calls_then_text([call("c1", "get_environment_status", {})])
-        toolbox = FuncToolbox({"get_environment_status": (info("get_environment_status"), returning({"aq": "good"}))})
+        toolbox = FuncToolbox(
+            {"get_environment_status": (info("get_environment_status"), returning({"aq": "good"}))}
+        )
         await drive(provider, toolbox, settings=LoopSettings(result_anchors=anchors))
         content = provider.requests[1].messages[-1].content
         if anchors:
@@ -123,8 +134,11 @@ async def test_r_loop_7_result_anchor_on_by_default_and_configurable():
 
 
 async def test_r_loop_8_tool_spec_is_sent_exactly_as_the_toolbox_gives_it():
-    override = ToolSpec("get_environment_status", "Use when the user asks about weather or air in an area.",
-                        {"type": "object", "properties": {"area_code": {"type": "string"}}})
+    override = ToolSpec(
+        "get_environment_status",
+        "Use when the user asks about weather or air in an area.",
+        {"type": "object", "properties": {"area_code": {"type": "string"}}},
+    )
     toolbox = FuncToolbox({"get_environment_status": (ToolInfo(spec=override), returning("x"))})
     provider = ScriptedProvider(lambda req: reply("ok"))
     await drive(provider, toolbox)

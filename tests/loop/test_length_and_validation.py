@@ -48,12 +48,20 @@ def test_r_loop_3_join_keeps_short_genuine_repeats():
 async def test_r_loop_3_truncated_tool_arguments_are_never_executed():
     def respond(req):
         if rounds_so_far(req) == 0:
-            return reply(calls=[call("w1", "write_file", '{"path":"a.html","content":"<html>', truncated=True)],
-                         finish="length")
+            return reply(
+                calls=[call("w1", "write_file", '{"path":"a.html","content":"<html>', truncated=True)],
+                finish="length",
+            )
         return reply("I will write it in pieces")
 
-    toolbox = FuncToolbox({"write_file": (info("write_file", {"path": {"type": "string"},
-                                                              "content": {"type": "string"}}), returning("ok"))})
+    toolbox = FuncToolbox(
+        {
+            "write_file": (
+                info("write_file", {"path": {"type": "string"}, "content": {"type": "string"}}),
+                returning("ok"),
+            )
+        }
+    )
     provider = ScriptedProvider(respond)
     _, state, _ = await drive(provider, toolbox)
     assert toolbox.executed == []
@@ -64,8 +72,14 @@ async def test_r_loop_3_truncated_tool_arguments_are_never_executed():
 
 
 def geo_toolbox():
-    return FuncToolbox({"simulate_geolocation": (info("simulate_geolocation", GEO, required=("lat", "lng")),
-                                                 returning({"ok": True}))})
+    return FuncToolbox(
+        {
+            "simulate_geolocation": (
+                info("simulate_geolocation", GEO, required=("lat", "lng")),
+                returning({"ok": True}),
+            )
+        }
+    )
 
 
 def one_call_then_text(name, args):
@@ -84,7 +98,10 @@ async def test_r_loop_4_out_of_bounds_argument_rejected_with_hint_naming_field()
 
 
 async def test_r_loop_4_missing_required_and_bad_json_and_unknown_tool():
-    for args, code, needle in [({"lat": 1}, "invalid_arguments", "lng"), ('{"lat": 1,', "invalid_arguments", "JSON")]:
+    for args, code, needle in [
+        ({"lat": 1}, "invalid_arguments", "lng"),
+        ('{"lat": 1,', "invalid_arguments", "JSON"),
+    ]:
         toolbox = geo_toolbox()
         _, state, _ = await drive(one_call_then_text("simulate_geolocation", args), toolbox)
         body = json.loads(state.call(0, 0).result)
@@ -96,8 +113,11 @@ async def test_r_loop_4_missing_required_and_bad_json_and_unknown_tool():
 
 
 async def test_r_loop_4_draft_07_schema_is_validated_too():
-    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
-              "properties": {"n": {"type": "integer", "exclusiveMaximum": 5}}}
+    schema = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {"n": {"type": "integer", "exclusiveMaximum": 5}},
+    }
     tool = info("count")
     tool = type(tool)(spec=type(tool.spec)("count", "c", schema))
     toolbox = FuncToolbox({"count": (tool, returning(1))})
@@ -112,7 +132,9 @@ async def test_r_loop_4_tool_outside_the_allowed_set_is_unknown():
 
     state = RunState.start("r", start_messages(), allowed_tools=("other",))
     toolbox = geo_toolbox()
-    _, state, _ = await drive(one_call_then_text("simulate_geolocation", {"lat": 1, "lng": 2}), toolbox, state=state)
+    _, state, _ = await drive(
+        one_call_then_text("simulate_geolocation", {"lat": 1, "lng": 2}), toolbox, state=state
+    )
     assert state.call(0, 0).error_code == "unknown_tool" and toolbox.executed == []
 
 
@@ -123,15 +145,18 @@ class DenyPolicy:
 
 async def test_r_loop_4_policy_deny_goes_back_as_tool_error():
     toolbox = geo_toolbox()
-    _, state, _ = await drive(one_call_then_text("simulate_geolocation", {"lat": 1, "lng": 2}), toolbox,
-                              policy=DenyPolicy())
+    _, state, _ = await drive(
+        one_call_then_text("simulate_geolocation", {"lat": 1, "lng": 2}), toolbox, policy=DenyPolicy()
+    )
     body = json.loads(state.call(0, 0).result)
     assert toolbox.executed == [] and body["code"] == "denied" and "weekends" in body["error"]
 
 
 def send_toolbox():
     props = {"phone_number": {"type": "string"}, "content": {"type": "string"}}
-    return FuncToolbox({"send_message": (info("send_message", props, risk="high"), returning({"sent": True}))})
+    return FuncToolbox(
+        {"send_message": (info("send_message", props, risk="high"), returning({"sent": True}))}
+    )
 
 
 async def test_r_loop_4_high_risk_call_interrupts_then_resumes_with_approval():
@@ -156,4 +181,6 @@ async def test_r_loop_4_denied_approval_becomes_a_denied_tool_error():
     done = await run_agent(state, provider, toolbox, ListSink(), LoopSettings(), RiskPolicy())
     assert done.text == "ok" and toolbox.executed == []
     body = json.loads(state.call(0, 0).result)
-    assert state.call(0, 0).status == "denied" and body["code"] == "denied" and "wrong number" in body["error"]
+    assert (
+        state.call(0, 0).status == "denied" and body["code"] == "denied" and "wrong number" in body["error"]
+    )

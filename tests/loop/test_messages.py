@@ -64,7 +64,10 @@ async def test_r_msg_3_only_choice_zero_is_used_other_choices_never_executed():
     toolbox = FuncToolbox(
         {
             "lookup": (info("lookup"), returning("found")),
-            "send_message": (info("send_message", {"to": {"type": "string"}}, risk="high"), returning("sent")),
+            "send_message": (
+                info("send_message", {"to": {"type": "string"}}, risk="high"),
+                returning("sent"),
+            ),
         }
     )
     step, state, sink = await drive(ScriptedProvider(respond), toolbox, policy=RiskPolicy())

@@ -27,7 +27,9 @@ def scenario_provider():
     def respond(req):
         n = rounds_so_far(req)
         if n == 0:
-            return reply(calls=[call("r1", "read_file", {"path": "a"}), call("w1", "write_file", {"path": "b"})])
+            return reply(
+                calls=[call("r1", "read_file", {"path": "a"}), call("w1", "write_file", {"path": "b"})]
+            )
         if n == 1:
             return reply(calls=[call("s1", "send_message", {"phone_number": "+1", "content": "hi"})])
         return reply("all done")
@@ -36,11 +38,16 @@ def scenario_provider():
 
 
 def scenario_toolbox():
-    return FuncToolbox({
-        "read_file": (info("read_file", {"path": {"type": "string"}}), returning({"text": "A"})),
-        "write_file": (info("write_file", {"path": {"type": "string"}}, risk="low"), returning({"written": 1})),
-        "send_message": (info("send_message", MESSAGE, risk="high"), returning({"sent": True})),
-    })
+    return FuncToolbox(
+        {
+            "read_file": (info("read_file", {"path": {"type": "string"}}), returning({"text": "A"})),
+            "write_file": (
+                info("write_file", {"path": {"type": "string"}}, risk="low"),
+                returning({"written": 1}),
+            ),
+            "send_message": (info("send_message", MESSAGE, risk="high"), returning({"sent": True})),
+        }
+    )
 
 
 DECISION = ApprovalDecision("s1", approved=True, decided_by="admin")
@@ -102,7 +109,9 @@ async def test_resumed_history_equals_the_uninterrupted_one():
         if any(status_at(prefix, c) == "running" for c in ("w1", "s1")):
             continue  # an unknown outcome legitimately changes what the model reads
         state = RunState.rebuild("run", start_messages("do it"), prefix, decisions=[DECISION])
-        await run_agent(state, scenario_provider(), scenario_toolbox(), ListSink(), LoopSettings(), RiskPolicy())
+        await run_agent(
+            state, scenario_provider(), scenario_toolbox(), ListSink(), LoopSettings(), RiskPolicy()
+        )
         assert [m.to_dict() for m in transcript(state)] == expected, cut
 
 
@@ -124,7 +133,9 @@ async def test_apply_is_idempotent_for_replayed_events():
 @pytest.mark.parametrize("idempotent", [True, False])
 async def test_running_side_effecting_call_of_idempotent_tool_is_run_again(idempotent):
     provider = ScriptedProvider(
-        lambda req: reply(calls=[call("w1", "write_file", {"path": "b"})]) if rounds_so_far(req) == 0 else reply("ok")
+        lambda req: (
+            reply(calls=[call("w1", "write_file", {"path": "b"})]) if rounds_so_far(req) == 0 else reply("ok")
+        )
     )
     tool = info("write_file", {"path": {"type": "string"}}, risk="low", idempotent=idempotent)
     toolbox = FuncToolbox({"write_file": (tool, returning("w"))})
@@ -132,7 +143,9 @@ async def test_running_side_effecting_call_of_idempotent_tool_is_run_again(idemp
     state = RunState.start("run", start_messages())
     await run_agent(state, provider, toolbox, sink, LoopSettings(), RiskPolicy())
     events = [e for e in sink.events if isinstance(e, DURABLE)]
-    cut = next(i for i, e in enumerate(events) if isinstance(e, ToolCallChanged) and e.status == "running") + 1
+    cut = (
+        next(i for i, e in enumerate(events) if isinstance(e, ToolCallChanged) and e.status == "running") + 1
+    )
     resumed = RunState.rebuild("run", start_messages(), events[:cut])
     toolbox2 = FuncToolbox({"write_file": (tool, returning("w"))})
     await run_agent(resumed, provider, toolbox2, ListSink(), LoopSettings(), RiskPolicy())

@@ -65,3 +65,13 @@ def test_check_deploy_is_clean_with_debug_off_and_real_secrets(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
     assert "WARNING" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    "weak", ["short", "a" * 60, "django-insecure-" + "x7Qz9pL2mN4vB8cR1tY6uI0oP5aS3dF7gH2jK9lZ"]
+)
+def test_a_weak_secret_key_is_refused_when_debug_is_off(weak, tmp_path):
+    # Review L12: a 5-character SECRET_KEY was accepted in production (only check --deploy warned).
+    result = manage("check", DEBUG="0", SECRET_KEY=weak, CLEARLOOP_DATA_DIR=str(tmp_path))
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr and "SECRET_KEY: too weak" in result.stderr

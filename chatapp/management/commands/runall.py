@@ -8,7 +8,7 @@ import threading
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from chatapp.devstack import Stack
+from chatapp.devstack import Stack, StackError, Supervisor
 
 
 class Command(BaseCommand):
@@ -33,10 +33,14 @@ class Command(BaseCommand):
             if settings.DEBUG:
                 self.stdout.write("  logins: demo/demo (chat), admin/admin (admin), auditor/auditor (traces)")
             self.stdout.write("  Ctrl-C stops everything.")
+            # A child that dies (the worker, daphne, the demo MCP server, the embedded Redis) is started
+            # again; runs it was driving are resumed by the workers' sweep (docs/durable-runs.md).
+            supervisor = Supervisor(stack, say=lambda line: self.stderr.write(line))
             while not stopping.wait(0.5):
-                dead = [name for name, proc in stack.procs.items() if proc.poll() is not None]
-                if dead:
-                    self.stderr.write(f"{', '.join(dead)} exited; stopping. See {stack.log_dir}.")
+                try:
+                    supervisor.check()
+                except StackError as error:
+                    self.stderr.write(f"{error} Stopping.")
                     break
         finally:
             self.stdout.write("Stopping…")

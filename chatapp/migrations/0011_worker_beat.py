@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("chatapp", "0008_token_calibration"),
+        ("chatapp", "0010_tool_links"),
     ]
 
     operations = [

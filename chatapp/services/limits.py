@@ -1,0 +1,74 @@
+"""Per-user limits on what one account can make the workers do (review M4, issue 16 item 6).
+
+- ``MAX_RUNS_IN_FLIGHT_PER_USER`` runs queued or running at once (a run waiting for an approval
+  holds no worker and does not count), so one user cannot take every worker slot;
+- ``MAX_SENDS_PER_MINUTE_PER_USER`` runs started in any 60 s;
+- the model a conversation may ask for: the provider's own model, or a name matching one of the
+  provider's ``allowed_models`` patterns (set by an admin), so no one picks an arbitrary paid model.
+
+The counts are read from the runs themselves inside the transaction that creates the next run,
+with the user's row locked, so two parallel sends cannot both slip under a limit.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from chatapp.models import ProviderConfig, Run
+from chatapp.services.errors import ChatError
+
+IN_FLIGHT = (Run.Status.QUEUED, Run.Status.RUNNING)
+
+
+class LimitReached(ChatError):
+    """Refused because of a per-user limit; shown as it is (HTTP 429)."""
+
+
+class ModelNotAllowed(ChatError):
+    pass
+
+
+def check_user_limits(user_id: int) -> None:
+    """Call inside the transaction that creates the run."""
+    get_user_model().objects.select_for_update().filter(pk=user_id).exists()
+    runs = Run.objects.filter(conversation__owner_id=user_id)
+    in_flight = runs.filter(status__in=IN_FLIGHT).count()
+    limit = settings.MAX_RUNS_IN_FLIGHT_PER_USER
+    if in_flight >= limit:
+        raise LimitReached(
+            f"You already have {in_flight} answers in progress; the limit is {limit}. "
+            "Wait for one to finish (or stop one), then send again."
+        )
+    since = timezone.now() - timedelta(seconds=60)
+    recent = list(
+        runs.filter(created_at__gte=since).order_by("created_at").values_list("created_at", flat=True)
+    )
+    per_minute = settings.MAX_SENDS_PER_MINUTE_PER_USER
+    if len(recent) >= per_minute:
+        wait = max(1, int((recent[-per_minute] - since).total_seconds()) + 1)
+        raise LimitReached(
+            f"You sent {len(recent)} messages in the last minute; the limit is {per_minute}. "
+            f"Try again in {wait} s."
+        )
+
+
+def model_allowed(provider: ProviderConfig, model: str) -> bool:
+    if not model or model == provider.model:
+        return True
+    patterns = [p.strip() for p in (provider.allowed_models or "").replace(",", "\n").splitlines()]
+    return any(p and fnmatch.fnmatchcase(model, p) for p in patterns)
+
+
+def check_model(provider: ProviderConfig, model: str) -> str:
+    """The model to use; refuses a name the provider's admin did not allow."""
+    if not model_allowed(provider, model):
+        allowed = ", ".join([provider.model, *filter(None, (provider.allowed_models or "").split())])
+        raise ModelNotAllowed(
+            f"The model {model[:120]!r} is not offered by {provider}. Choose one of: {allowed}."
+        )
+    return model or provider.model
