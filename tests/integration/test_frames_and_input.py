@@ -9,7 +9,7 @@ import json
 import pytest
 import websockets
 
-from chatapp.models import Conversation, Message, Run, RunEvent, ToolCall
+from chatapp.models import Conversation, Message, Round, Run, RunEvent, ToolCall
 from tests.integration.client import LiveClient, session_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -25,6 +25,7 @@ def finished_run_with_a_huge_call(owner) -> Run:
     run = Run.objects.create(
         conversation=convo, user_message=message, provider_name="demo", model="m", status="succeeded"
     )
+    Round.objects.create(run=run, index=0, provider_name="demo", model="m", finish_reason="tool_calls")
     arguments = json.dumps({"path": "huge.txt", "content": "A" * TEN_MIB})
     result = "B" * TEN_MIB
     ToolCall.objects.create(
