@@ -18,9 +18,9 @@ from chatapp.redaction import redact as _redact
 from chatapp.worker import calibration
 
 
-def redact(value: Any) -> Any:
+def redact(value: Any, *, keep_replay: bool = False) -> Any:
     """Secrets out, and NUL characters (which PostgreSQL cannot store) replaced."""
-    return without_nul(_redact(value))
+    return without_nul(_redact(value, keep_replay=keep_replay))
 
 
 def append_event(run_id: int, seq: int, kind: str, payload: dict[str, Any], durable: bool) -> None:
