@@ -36,6 +36,9 @@ LOOKBACK = 20
 
 @dataclass
 class Turn:
+    # A thinking block streamed first (thinking_delta + signature_delta); the emulator remembers it and
+    # requires it back, byte for byte, at the start of the assistant turn that holds the tool_use.
+    thinking: str = ""
     text: str = ""
     tool_uses: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     stop_reason: str | None = None
@@ -87,6 +90,7 @@ class StrictAnthropic(FixtureServer):
         self.refuse_cache_control = refuse_cache_control
         self.min_cacheable_tokens = min_cacheable_tokens
         self.cache: set[str] = set()
+        self.issued_thinking: dict[str, dict[str, Any]] = {}  # tool_use id -> the thinking block issued
         self.bodies: list[dict[str, Any]] = []
         self.usages: list[dict[str, int]] = []
 
@@ -103,6 +107,7 @@ class StrictAnthropic(FixtureServer):
             if not isinstance(system, list) or any(b.get("type") != "text" for b in system):
                 raise _invalid("system: Input should be a valid string or a list of text blocks")
         self._check_pairing(body.get("messages") or [])
+        self._check_thinking(body.get("messages") or [])
         self._check_markers(body)
 
     def _check_pairing(self, messages: list[dict[str, Any]]) -> None:
@@ -134,6 +139,26 @@ class StrictAnthropic(FixtureServer):
                             f"blocks: {result}. Each `tool_result` block must have a corresponding "
                             "`tool_use` block in the previous message."
                         )
+
+    def _check_thinking(self, messages: list[dict[str, Any]]) -> None:
+        # platform.claude.com thinking-tool-workflows: echo the assistant message exactly as received.
+        for n, message in enumerate(messages):
+            blocks = _blocks(message.get("content"))
+            for block in blocks:
+                issued = (
+                    self.issued_thinking.get(block.get("id", "")) if block.get("type") == "tool_use" else None
+                )
+                if issued is None:
+                    continue
+                first = {k: v for k, v in blocks[0].items() if k != "cache_control"}
+                if blocks[0].get("type") != "thinking":
+                    raise _invalid(
+                        f"messages.{n}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+                        f"`{blocks[0].get('type')}`. When `thinking` is enabled, a final `assistant` message "
+                        "must start with a thinking block."
+                    )
+                if first != issued:
+                    raise _invalid(f"messages.{n}.content.0: Invalid `signature` in `thinking` block")
 
     def _check_markers(self, body: dict[str, Any]) -> None:
         found = 0
@@ -221,7 +246,15 @@ class StrictAnthropic(FixtureServer):
             return turn
         usage = self.account(body)
         self.usages.append(usage)
+        if turn.thinking:
+            block = {"type": "thinking", "thinking": turn.thinking, "signature": _signature(turn.thinking)}
+            for use_id, _, _ in turn.tool_uses:
+                self.issued_thinking[use_id] = block
         return sse_reply(turn, usage, body.get("model", "claude-emulated"))
+
+
+def _signature(thinking: str) -> str:
+    return "EqQB" + hashlib.sha256(thinking.encode()).hexdigest()
 
 
 def sse_reply(turn: Turn, usage: dict[str, int], model: str) -> Reply:
@@ -243,23 +276,47 @@ def sse_reply(turn: Turn, usage: dict[str, int], model: str) -> Reply:
         )
     ]
     index = 0
-    if turn.text:
+    if turn.thinking:
+        start = {"type": "thinking", "thinking": "", "signature": ""}
         events += [
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": start}),
             (
-                "content_block_start",
-                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "thinking_delta", "thinking": turn.thinking},
+                },
             ),
             (
                 "content_block_delta",
                 {
                     "type": "content_block_delta",
                     "index": 0,
-                    "delta": {"type": "text_delta", "text": turn.text},
+                    "delta": {"type": "signature_delta", "signature": _signature(turn.thinking)},
                 },
             ),
             ("content_block_stop", {"type": "content_block_stop", "index": 0}),
         ]
         index = 1
+    if turn.text:
+        at = index
+        events += [
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": at, "content_block": {"type": "text", "text": ""}},
+            ),
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": at,
+                    "delta": {"type": "text_delta", "text": turn.text},
+                },
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": at}),
+        ]
+        index += 1
     for offset, (use_id, name, arguments) in enumerate(turn.tool_uses):
         at = index + offset
         start = {"type": "tool_use", "id": use_id, "name": name, "input": {}}

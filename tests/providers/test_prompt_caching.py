@@ -345,3 +345,29 @@ async def test_markers_that_cannot_be_dropped_fail_with_the_message_and_the_rule
     assert step.message.startswith("cache_control: Extra inputs are not permitted")
     assert "prompt_cache=off" in step.message and "rule broken" in step.message
     assert len(server.bodies) == 1
+
+
+async def test_markers_never_touch_replayed_thinking_and_the_blocks_come_back_unchanged(emulator, http):
+    """Claude thinking on: each tool turn starts with a signed thinking block the emulator checks."""
+
+    def thinking_rounds(body: dict[str, Any]) -> Turn:
+        n = tool_rounds_so_far(body)
+        if n < 3:
+            return Turn(
+                thinking=f"I should read part {n} next.",
+                text=f"Reading part {n}.",
+                tool_uses=[(f"toolu_{n}", "read_file", {"path": f"part{n}.md"})],
+            )
+        return Turn(text="All three parts read.")
+
+    server = await emulator(thinking_rounds)
+    step, state, sink = await run(anthropic(server, http))
+    assert step == NextStepFinalOutput("All three parts read.")
+    last = server.bodies[-1]
+    assistants = [m for m in last["messages"] if m["role"] == "assistant"]
+    assert [m["content"][0]["type"] for m in assistants] == ["thinking"] * 3
+    assert all("cache_control" not in m["content"][0] for m in assistants)
+    assert 1 <= count_markers(last) <= 4
+    assert sink.of_type(RoundFinished)[-1].usage.cached_tokens > 0
+    # The stored rounds keep the blocks as received: marking the request never wrote into them.
+    assert all("cache_control" not in b.data for r in state.rounds for b in r.choice.replay)
