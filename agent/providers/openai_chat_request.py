@@ -46,7 +46,7 @@ def tool_turn_assistants(messages: tuple[Message, ...] | list[Message]) -> froze
     return frozenset(found)
 
 
-def _tool_call(call: ToolCall, caps: Capabilities) -> dict[str, Any]:
+def _tool_call(call: ToolCall, caps: Capabilities, *, first: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": call.id,
         "type": "function",
@@ -57,6 +57,10 @@ def _tool_call(call: ToolCall, caps: Capabilities) -> dict[str, Any]:
         # Gemini: extra_content.google.thought_signature, echoed exactly as it came.
         for key, value in call.provider_extra.items():
             out.setdefault(key, value)
+    elif caps.echo_tool_call_extra and first and caps.unsigned_call_signature:
+        # No signature was kept for this step (stored before they were): Gemini's documented
+        # stand-in lets the run go on instead of a 400 on every later request.
+        out["extra_content"] = {"google": {"thought_signature": caps.unsigned_call_signature}}
     return out
 
 
@@ -68,7 +72,7 @@ def convert_message(
     if message.role == "assistant":
         out: dict[str, Any] = {"role": "assistant", "content": message.content or None}
         if message.tool_calls:
-            out["tool_calls"] = [_tool_call(call, caps) for call in message.tool_calls]
+            out["tool_calls"] = [_tool_call(c, caps, first=not i) for i, c in enumerate(message.tool_calls)]
         elif out["content"] is None:
             out["content"] = ""
         if replay_reasoning and caps.reasoning_replay != "none":

@@ -61,6 +61,9 @@ class Capabilities:
     replay_blocks: bool = False
     # Chat: echo each tool call's provider fields (Gemini's extra_content.google.thought_signature).
     echo_tool_call_extra: bool = False
+    # Chat: the signature to send on a step's first call when none was captured (a round stored
+    # before signatures were kept): Gemini documents a validator-skipping value for such history.
+    unsigned_call_signature: str = ""
     # Responses: store the response at the provider (the API's own default is true; ours is not),
     # and ask for reasoning.encrypted_content so the reasoning can be replayed without storage.
     responses_store: bool = False
@@ -203,6 +206,7 @@ PRESETS: dict[str, Preset] = {
         Capabilities(
             kind="openai_chat",
             echo_tool_call_extra=True,
+            unsigned_call_signature="skip_thought_signature_validator",
             schema_dialect="gemini",
             default_max_output_tokens=32_000,
             knobs=_EFFORT,

@@ -105,3 +105,37 @@ def test_schema_sanitiser_keeps_meaning_and_drops_what_gemini_rejects():
     }
     assert profiles.resolve("gemini", MODEL).schema_dialect == "gemini"
     assert json.dumps(sanitise({"type": "object"})) == '{"type": "object"}'
+
+
+async def test_a_round_stored_before_signatures_were_kept_goes_on_with_the_documented_stand_in():
+    """An old row (no provider_extra) resumed under the gemini preset: the first call of the step
+    carries "skip_thought_signature_validator" and the run finishes; without the stand-in it fails
+    with Google's message and the rule."""
+    from replay_chat_emulators import SKIP_VALIDATOR
+    from replay_harness import StoringSink
+    from replay_seed import SeedFiles, start_messages
+
+    from agent.loop import LoopSettings, RiskPolicy, run_agent
+    from agent.state import RunState
+
+    emulator = GeminiEmulator()
+    async with provider_for(emulator.app(), "openai_chat", "gemini", MODEL) as provider:
+        _, _, sink, files = await run_seed(provider, die_after=1, resume=False)
+    kind, payload = sink.rows[0]
+    for call in payload["response"]["choices"][0]["tool_calls"]:
+        call.pop("provider_extra", None)  # as rows were stored before this existed
+    old_rows = StoringSink()
+    old_rows.rows = [(kind, payload)]
+    for placeholder, finished in (("skip_thought_signature_validator", True), ("", False)):
+        emulator = GeminiEmulator()
+        overrides = {"capability_overrides": {"unsigned_call_signature": placeholder}}
+        async with provider_for(emulator.app(), "openai_chat", "gemini", MODEL, **overrides) as provider:
+            state = RunState.rebuild("seed", start_messages(), old_rows.stored())
+            step = await run_agent(state, provider, SeedFiles(), StoringSink(), LoopSettings(), RiskPolicy())
+        sent = emulator.requests[0]["messages"][2]["tool_calls"][0]
+        if finished:
+            assert step == NextStepFinalOutput(FINAL_TEXT)
+            assert sent["extra_content"]["google"]["thought_signature"] == SKIP_VALIDATOR
+        else:
+            assert isinstance(step, NextStepFailed) and "missing a thought_signature" in step.message
+            assert "extra_content" not in sent
