@@ -153,3 +153,29 @@ async def test_a_hosted_http_server_asks_on_the_calls_sse_stream(tmp_path):
     [link] = sink.links
     assert link.url.startswith(f"http://127.0.0.1:{port}/connect?flow=elicit-")
     assert stats["ran"] == {"connect_account": 1} and stats["visits"] == 0
+
+
+async def test_on_a_shared_2025_session_a_link_with_two_calls_in_flight_is_shown_to_nobody(hosted):
+    """Two calls at once on one session: an elicitation/create cannot say whose it is, so it is
+    cancelled rather than shown to the wrong person (the pool's sessions are shared by runs)."""
+    from agent.loop import AllowAll, run_agent
+    from agent.state import RunState
+
+    box, _, _ = hosted
+
+    def respond(request):
+        if tool_results(request):
+            return reply(text="done")
+        return reply(
+            calls=[
+                call("c1", "hosted__connect_account", {"service": "files"}),
+                call("c2", "hosted__connect_account", {"service": "mail"}),
+            ]
+        )
+
+    sink = ListSink(link_answer="accept")
+    state = RunState.start("run-1", start_messages())
+    await run_agent(state, ScriptedProvider(respond), box, sink, LoopSettings(), AllowAll())
+    answers = [body(state.calls[(0, i)]) for i in (0, 1)]
+    assert answers == [{"action": "cancel"}, {"action": "cancel"}]
+    assert sink.links == []

@@ -7,10 +7,12 @@ through the real loop against a real MCP server (``servers/hosted_features_serve
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 
 import pytest
-from mcp_helpers import HERE
+from mcp_helpers import HERE, free_port, wait_for_port
 
 from agent.events import ToolProgress
 from agent.loop import LoopSettings
@@ -20,17 +22,33 @@ from tests.loop.loop_doubles import ScriptedProvider, call, drive, reply, tool_r
 SERVER = str(HERE / "servers" / "hosted_features_server.py")
 
 
-@pytest.fixture
-async def hosted_box(tmp_path):
+@pytest.fixture(params=["stdio", "http"])
+async def hosted_box(request, tmp_path):
+    """The server over stdio, or over Streamable HTTP (progress then rides the call's SSE stream)."""
     runs = tmp_path / "runs.txt"
     pool = McpPool()
-    config = McpServerConfig(
-        name="hosted", command=sys.executable, args=(SERVER,), env={"HOSTED_RUNS": str(runs)}
-    )
+    proc = None
+    if request.param == "stdio":
+        config = McpServerConfig(
+            name="hosted", command=sys.executable, args=(SERVER,), env={"HOSTED_RUNS": str(runs)}
+        )
+    else:
+        port = free_port()
+        proc = subprocess.Popen(
+            [sys.executable, SERVER, "--http", "--port", str(port)],
+            env={**os.environ, "HOSTED_RUNS": str(runs)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for_port(port, proc)
+        config = McpServerConfig(name="hosted", transport="http", url=f"http://127.0.0.1:{port}/mcp")
     box = McpToolbox(pool, [config])
     await box.list_tools()  # the server is started before the clock of any test call runs
     yield box, runs
     await pool.aclose()
+    if proc is not None:
+        proc.terminate()
+        proc.wait(10)
 
 
 def one_call(name: str, args: dict) -> ScriptedProvider:
