@@ -250,11 +250,35 @@ class StrictAnthropic(FixtureServer):
             block = {"type": "thinking", "thinking": turn.thinking, "signature": _signature(turn.thinking)}
             for use_id, _, _ in turn.tool_uses:
                 self.issued_thinking[use_id] = block
+        if not body.get("stream"):
+            return Reply.json(200, message_body(turn, usage, body.get("model", "claude-emulated")))
         return sse_reply(turn, usage, body.get("model", "claude-emulated"))
 
 
 def _signature(thinking: str) -> str:
     return "EqQB" + hashlib.sha256(thinking.encode()).hexdigest()
+
+
+def message_body(turn: Turn, usage: dict[str, int], model: str) -> dict[str, Any]:
+    """The non-streaming answer: one Message object."""
+    content: list[dict[str, Any]] = []
+    if turn.thinking:
+        content.append(
+            {"type": "thinking", "thinking": turn.thinking, "signature": _signature(turn.thinking)}
+        )
+    if turn.text:
+        content.append({"type": "text", "text": turn.text})
+    content += [{"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in turn.tool_uses]
+    return {
+        "id": "msg_emulated",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": turn.stop_reason or ("tool_use" if turn.tool_uses else "end_turn"),
+        "stop_sequence": None,
+        "usage": {**usage, "output_tokens": 20},
+    }
 
 
 def sse_reply(turn: Turn, usage: dict[str, int], model: str) -> Reply:

@@ -93,9 +93,12 @@ async def emulator():
         await server.stop()
 
 
-async def test_tool_loop_sends_breakpoints_the_strict_emulator_accepts_and_reads_the_cache(emulator, http):
+@pytest.mark.parametrize("stream", [True, False])
+async def test_tool_loop_sends_breakpoints_the_strict_emulator_accepts_and_reads_the_cache(
+    emulator, http, stream
+):
     server = await emulator()
-    step, state, sink = await run(anthropic(server, http))
+    step, state, sink = await run(anthropic(server, http, stream=stream))
     assert step == NextStepFinalOutput("All three parts read.")
     assert len(server.bodies) == 4
     for body in server.bodies:
@@ -347,7 +350,10 @@ async def test_markers_that_cannot_be_dropped_fail_with_the_message_and_the_rule
     assert len(server.bodies) == 1
 
 
-async def test_markers_never_touch_replayed_thinking_and_the_blocks_come_back_unchanged(emulator, http):
+@pytest.mark.parametrize("stream", [True, False])
+async def test_markers_never_touch_replayed_thinking_and_the_blocks_come_back_unchanged(
+    emulator, http, stream
+):
     """Claude thinking on: each tool turn starts with a signed thinking block the emulator checks."""
 
     def thinking_rounds(body: dict[str, Any]) -> Turn:
@@ -361,7 +367,7 @@ async def test_markers_never_touch_replayed_thinking_and_the_blocks_come_back_un
         return Turn(text="All three parts read.")
 
     server = await emulator(thinking_rounds)
-    step, state, sink = await run(anthropic(server, http))
+    step, state, sink = await run(anthropic(server, http, stream=stream))
     assert step == NextStepFinalOutput("All three parts read.")
     last = server.bodies[-1]
     assistants = [m for m in last["messages"] if m["role"] == "assistant"]
