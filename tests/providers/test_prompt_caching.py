@@ -377,3 +377,23 @@ async def test_markers_never_touch_replayed_thinking_and_the_blocks_come_back_un
     assert sink.of_type(RoundFinished)[-1].usage.cached_tokens > 0
     # The stored rounds keep the blocks as received: marking the request never wrote into them.
     assert all("cache_control" not in b.data for r in state.rounds for b in r.choice.replay)
+
+
+async def test_a_run_resumed_after_a_compression_sends_the_same_compressed_requests(emulator, http):
+    from agent.context import ContextLimits
+
+    limits = ContextLimits(
+        context_window=3_000, model_max_output=500, requested_max_output=300, safety_margin=50
+    )
+    loop = LoopSettings(limits=limits, max_iterations=12, max_same_tool=20)
+    reference = await emulator(eight_rounds)
+    _, _, ref_sink = await run(anthropic(reference, http), settings=loop)
+    durable = [e for e in ref_sink.events if isinstance(e, DURABLE)]
+    planned = [e for e in ref_sink.of_type(RoundFinished) if e.request["compression"]]
+    # Crash right after the first compressed round was stored: the plan must come back from the rows.
+    cut = durable.index(planned[0]) + 1
+    resumed = await emulator(eight_rounds)
+    start = [Message.system(SYSTEM), Message.user("Read the three parts.")]
+    step, _, _ = await run(anthropic(resumed, http), RunState.rebuild("run", start, durable[:cut]), loop)
+    assert step == NextStepFinalOutput("Done.")
+    assert resumed.bodies == reference.bodies[planned[0].round_index + 1 :]
