@@ -32,7 +32,8 @@ RESERVED_KEYS = frozenset({"model", "messages", "input", "system", "tools", "str
 EFFORTS: dict[str, tuple[str, ...]] = {
     "openai": ("none", "minimal", "low", "medium", "high", "xhigh"),
     "openai_responses": ("none", "minimal", "low", "medium", "high", "xhigh"),
-    "deepseek": ("low", "medium", "high", "max"),
+    # DeepSeek maps minimal -> low, medium/xhigh -> high, ultra -> max (its thinking_mode guide).
+    "deepseek": ("minimal", "low", "medium", "high", "xhigh", "max", "ultra"),
     "vllm": ("low", "medium", "high"),
     "openrouter": ("minimal", "low", "medium", "high", "xhigh"),
     "anthropic": ("low", "medium", "high", "xhigh", "max"),

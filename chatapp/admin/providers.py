@@ -135,6 +135,10 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
         except knobs.KnobError as exc:
             self.add_error("thinking_budget", str(exc))
             return
+        if caps.knob_style == "qwen" and chosen.thinking and not caps.stream:
+            # DashScope: thinking "only supports incremental output" (deep-thinking guide).
+            self.add_error("thinking", "Qwen's thinking mode needs streaming; remove the stream override")
+            return
         limit = data.get("max_output_tokens") or caps.default_max_output_tokens
         budget = chosen.thinking_budget
         if caps.knob_style == "anthropic" and budget and limit and budget >= limit:

@@ -213,6 +213,11 @@ def test_secret_extra_headers_are_masked_and_kept(login):
             "at least 1024",
         ),
         ({"idle_timeout": "0"}, "idle_timeout", "must be a positive number of seconds"),
+        (
+            {"preset": "qwen", "thinking": "on", "capability_overrides": '{"stream": false}'},
+            "thinking",
+            "qwen's thinking mode needs streaming",
+        ),
     ],
 )
 def test_knobs_the_provider_would_refuse_are_refused_with_the_reason(login, overrides, field, error):

@@ -148,6 +148,7 @@ def test_the_extra_body_can_never_override_what_the_adapter_sends(http):
         ("openai", "openai_chat", Knobs(thinking_budget=2000), "does not support thinking_budget"),
         ("llamacpp", "openai_chat", Knobs(reasoning_effort="low"), "supports: none"),
         ("deepseek", "openai_chat", Knobs(reasoning_effort="extreme"), "is not one of"),
+        ("qwen", "openai_chat", Knobs(reasoning_effort="high"), "does not support reasoning_effort"),
         ("anthropic", "anthropic", Knobs(thinking_budget=500), "at least 1024"),
         ("anthropic", "anthropic", Knobs(thinking=False, thinking_budget=2000), "needs thinking on"),
     ],
