@@ -6,7 +6,7 @@
     ├── AuthenticationFailed   401 / 403                                       -- never retried
     ├── ContextTooLong         context_length_exceeded and friends (R-CTX-3)   -- never retried
     ├── TransientUpstream      5xx, 529 overloaded, connection reset            -- retryable
-    │   └── StalledStream      no byte for idle_timeout s                      -- never retried
+    │   └── StalledStream      no byte for idle_timeout s, or past total_timeout -- never retried
     ├── BadRequest             any other 4xx                                   -- never retried
     └── MalformedStream        bytes that do not follow the protocol
         └── StreamEndedEarly   the connection closed before the protocol's end (a proxy or idle cut)

@@ -31,7 +31,13 @@ import httpx
 from agent.providers import knobs
 from agent.providers.caching import is_cache_refusal
 from agent.providers.error_map import extract_error, map_error, map_response_error, map_transport_error
-from agent.providers.errors import MalformedStream, ProviderError, StreamEndedEarly, TransientUpstream
+from agent.providers.errors import (
+    MalformedStream,
+    ProviderError,
+    StalledStream,
+    StreamEndedEarly,
+    TransientUpstream,
+)
 from agent.providers.profiles import Capabilities
 from agent.providers.redact import redact_request
 from agent.providers.retry import RetryPolicy
@@ -210,7 +216,10 @@ class HttpProvider:
                     self.url(), json=payload, headers=self._headers(), timeout=self._timeout()
                 )
         except TimeoutError as exc:
-            raise TransientUpstream("timed out: the response took longer than the total timeout") from exc
+            raise StalledStream(
+                "timed out: the response took longer than the total timeout (not retried: the provider "
+                "may have billed it; raise the provider's total timeout for longer answers)"
+            ) from exc
         return self._events_from_json_response(response)
 
     def _events_from_json_response(self, response: httpx.Response) -> list[ModelEvent]:

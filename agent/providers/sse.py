@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
-from agent.providers.errors import TransientUpstream
+from agent.providers.errors import StalledStream
 
 
 class _TerminatedText:
@@ -36,7 +36,11 @@ class _TerminatedText:
         deadline = self._deadline
         async for text in self._response.aiter_text():
             if deadline is not None and time.monotonic() > deadline:
-                raise TransientUpstream("timed out: the response took longer than the total timeout")
+                # Not retried (StalledStream): the provider was answering, and billing, all along.
+                raise StalledStream(
+                    "timed out: the response took longer than the total timeout (not retried: the "
+                    "provider may have billed it; raise the provider's total timeout for longer answers)"
+                )
             yield text
         yield "\n\n"
 

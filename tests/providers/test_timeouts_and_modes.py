@@ -69,13 +69,19 @@ def test_hosted_presets_wait_minutes_for_a_silent_reasoning_model(http):
 
 
 async def test_total_deadline_is_checked_on_every_piece():
+    from agent.providers.retry import RetryPolicy
+
     async def body():
         yield b'data: {"choices":[]}\n\n'
 
     response = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body())
-    with pytest.raises(TransientUpstream, match="total timeout"):
+    with pytest.raises(TransientUpstream, match="total timeout") as caught:
         async for _ in iter_sse(response, deadline=time.monotonic() - 1):
             pass
+    # A provider that kept the stream alive (keep-alive comments) past the total timeout was
+    # answering, and billing, all along: never retried either.
+    assert isinstance(caught.value, StalledStream)
+    assert RetryPolicy(max_retries=5).delay(caught.value, 0) is None
 
 
 async def test_non_streaming_mode_emits_the_same_events(server, http):
