@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 OutputLimitField = Literal["max_completion_tokens", "max_tokens", "max_output_tokens"]
 # Where a Chat Completions provider wants an assistant turn's reasoning text back (docs/providers.md).
@@ -279,6 +279,16 @@ def resolve(preset: str, model: str, overrides: dict[str, Any] | None = None) ->
         if isinstance(overrides.get("tool_result_media"), list | tuple | set):  # JSON gives a list
             overrides = {**overrides, "tool_result_media": frozenset(overrides["tool_result_media"])}
         caps = dataclasses.replace(caps, **overrides)
-    if caps.prompt_cache not in get_args(PromptCache):
-        raise ValueError(f"prompt_cache must be one of {get_args(PromptCache)}, not {caps.prompt_cache!r}")
+    _check(caps)
     return caps
+
+
+def _check(caps: Capabilities) -> None:
+    """An override of the wrong kind is refused with the reason, not sent on the wire."""
+    hints = get_type_hints(Capabilities)
+    for name in _FIELDS:
+        hint, value = hints[name], getattr(caps, name)
+        if get_origin(hint) is Literal and value not in get_args(hint):
+            raise ValueError(f"{name} must be one of {get_args(hint)}, not {value!r}")
+        if hint is bool and not isinstance(value, bool):
+            raise ValueError(f"{name} must be true or false, not {value!r}")

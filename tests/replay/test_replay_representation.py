@@ -123,3 +123,13 @@ def test_unknown_reasoning_shapes_are_ignored_and_the_run_goes_on():
     assert choice.text == "ok" and choice.replay == ()
     block = ReplayBlock.from_dict({"wire": "anthropic", "type": "thinking_v9", "data": {"type": "thinking_v9"}})
     assert block.opaque_bytes == 0 and block.text == ""
+
+
+def test_a_replay_override_of_the_wrong_kind_is_refused_with_the_reason():
+    import pytest
+
+    with pytest.raises(ValueError, match=r"reasoning_replay must be one of \('none', 'reasoning_content', 'reasoning'\)"):
+        profiles.resolve("deepseek", "deepseek-v4-pro", {"reasoning_replay": "reasoning-content"})
+    with pytest.raises(ValueError, match="replay_blocks must be true or false"):
+        profiles.resolve("anthropic", "claude-fable-5-1", {"replay_blocks": "yes"})
+    assert profiles.resolve("qwen", "deepseek-v3.2", {"reasoning_replay": "reasoning_content"}).reasoning_replay == "reasoning_content"
