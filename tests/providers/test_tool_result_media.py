@@ -8,6 +8,7 @@ stdio), then sends its result to each provider adapter over HTTP; a strict emula
 from __future__ import annotations
 
 import base64
+import subprocess
 import sys
 from pathlib import Path
 
@@ -20,17 +21,33 @@ from agent.mcp import McpPool, McpServerConfig, McpToolbox
 from agent.messages import Message
 from agent.sink import ListSink
 from agent.state import RunState
+from tests.mcp.mcp_helpers import free_port, wait_for_port
 
 HOSTED = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "hosted_features_server.py"
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture
-async def hosted_box():
+@pytest.fixture(params=["stdio", "http"])
+async def hosted_box(request):
+    """The screenshot server over stdio, or over Streamable HTTP."""
     pool = McpPool()
-    box = McpToolbox(pool, [McpServerConfig(name="hosted", command=sys.executable, args=(str(HOSTED),))])
-    yield box
+    proc = None
+    if request.param == "stdio":
+        config = McpServerConfig(name="hosted", command=sys.executable, args=(str(HOSTED),))
+    else:
+        port = free_port()
+        proc = subprocess.Popen(
+            [sys.executable, str(HOSTED), "--http", "--port", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for_port(port, proc)
+        config = McpServerConfig(name="hosted", transport="http", url=f"http://127.0.0.1:{port}/mcp")
+    yield McpToolbox(pool, [config])
     await pool.aclose()
+    if proc is not None:
+        proc.terminate()
+        proc.wait(10)
 
 
 async def tool_loop(kind: str, preset: str, box, http, tool: str = TOOL, **settings):
