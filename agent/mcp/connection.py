@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import time
 from collections.abc import Callable
@@ -25,7 +26,7 @@ from mcp.types import ElicitResult, Implementation, ToolListChangedNotification
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agent.mcp.config import McpServerConfig
-from agent.mcp.elicitation import CallHooks, on_elicitation
+from agent.mcp.elicitation import CallHooks, current_call, on_elicitation
 from agent.mcp.errors import ServerStartTimeoutError, ServerUnavailableError, first_leaf
 from agent.mcp.stdio_guard import CappedLog
 from agent.mcp.transport import build_transport, watched
@@ -136,7 +137,14 @@ class ServerConnection:
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[Client] = loop.create_future()
         self._wake = asyncio.Event()
-        self._task = asyncio.create_task(self._run(ready, self._wake), name=f"mcp-server:{self.config.name}")
+        # The runner (and the SDK tasks it starts, which answer the server's requests) must not
+        # inherit the context of the call that happened to start the session: that call's hooks
+        # would then receive links meant for later calls.
+        context = contextvars.copy_context()
+        context.run(current_call.set, None)
+        self._task = asyncio.create_task(
+            self._run(ready, self._wake), name=f"mcp-server:{self.config.name}", context=context
+        )
         try:
             client = await asyncio.wait_for(asyncio.shield(ready), timeout=self.config.connect_timeout)
         except TimeoutError:

@@ -78,9 +78,13 @@ async def ask_user(
 
 
 def route(in_flight: set[CallHooks]) -> CallHooks | None:
-    """The call an elicitation belongs to: the calling task's, else the only one in flight."""
+    """The call an elicitation belongs to: the calling task's, else the only one in flight.
+
+    A call's hooks count only while it is in flight: a context that outlived its call (a task
+    started from inside one) must never carry a later link to that call's user.
+    """
     hooks = current_call.get()
-    if hooks is not None:
+    if hooks is not None and hooks in in_flight:
         return hooks
     return next(iter(in_flight)) if len(in_flight) == 1 else None
 

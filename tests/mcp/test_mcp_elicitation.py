@@ -179,3 +179,29 @@ async def test_on_a_shared_2025_session_a_link_with_two_calls_in_flight_is_shown
     answers = [body(state.calls[(0, i)]) for i in (0, 1)]
     assert answers == [{"action": "cancel"}, {"action": "cancel"}]
     assert sink.links == []
+
+
+async def test_a_link_never_goes_to_the_call_that_happened_to_open_the_session(tmp_path):
+    """The session is opened from inside a first call (as after a restart or a re-opened session);
+    a link asked during a later call must go to that later call's user, not the first one's."""
+    from agent.mcp.elicitation import current_call  # noqa: F401  (the routing under test)
+
+    pool = McpPool(mode="legacy")
+    pool.configure(McpServerConfig(name="hosted", command=sys.executable, args=(SERVER,)))
+    asked: dict[str, list] = {"first": [], "second": []}
+
+    def asker(who):
+        async def ask(request):
+            asked[who].append(request)
+            return "accept"
+
+        return ask
+
+    try:
+        # No listing first: this call starts the session itself.
+        await pool.call_tool("hosted", "index", {"steps": 1, "delay": 0}, ask_link=asker("first"))
+        result = await pool.call_tool("hosted", "connect_account", {}, ask_link=asker("second"))
+    finally:
+        await pool.aclose()
+    assert json.loads(result.content[0].text) == {"action": "accept"}
+    assert asked["first"] == [] and [r.url for r in asked["second"]] == [LINK]
