@@ -118,11 +118,13 @@ class RoundAdmin(ReadOnlyAdmin):
 
     @admin.display(description="request (as sent, secrets removed)")
     def request_pretty(self, obj: Round) -> str:
-        return pre_json(obj.request)
+        return pre_json(shown(obj.request))
 
-    @admin.display(description="response")
+    @admin.display(description="response (sealed reasoning parts shown by size)")
     def response_pretty(self, obj: Round) -> str:
-        return pre_json(obj.response)
+        # The row keeps thinking signatures and encrypted reasoning verbatim (they go back to the
+        # provider); what is shown is their size only (docs/providers.md, "Reasoning replay").
+        return pre_json(shown(obj.response))
 
     @admin.display(description="usage")
     def usage_pretty(self, obj: Round) -> str:

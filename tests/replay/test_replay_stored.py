@@ -111,3 +111,9 @@ def test_the_trace_shows_reasoning_and_opaque_sizes_never_the_bytes(cast):
     assert SIGNATURE not in audit and f"opaque, {len(SIGNATURE)} bytes" in audit
     export = b"".join(otto.get("/audit/export.jsonl").streaming_content).decode()
     assert SIGNATURE not in export and json.loads(export.splitlines()[0])["rounds"]
+    ada = Client()
+    ada.force_login(cast["ada"])
+    round_id = Round.objects.get(run=run).pk
+    admin_page = ada.get(f"/admin/chatapp/round/{round_id}/change/").content.decode()
+    assert admin_page.count("[opaque, 128 bytes]") >= 3 and SIGNATURE not in admin_page
+    assert Round.objects.get(run=run).response["choices"][0]["replay"][0]["data"]["signature"] == SIGNATURE
