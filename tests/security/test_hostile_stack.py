@@ -1,0 +1,318 @@
+"""Issue 16 reproductions through the real stack: daphne, the Celery worker, a hostile model server and
+a hostile MCP server (stdio and Streamable HTTP), driven over HTTP as the outside tester did."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection
+
+from agent.mcp.catalogue import exposed_name
+from chatapp.models import Conversation, McpServer, ProviderConfig, Run, ToolCall, ToolPolicy
+from chatapp.secrets import encrypt
+from chatapp.services import approvals
+from tests.integration.client import LiveClient, session_for
+from tests.security import hostile_model
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.live]
+
+HOSTILE_MCP = str(Path(__file__).parent / "servers" / "hostile_mcp.py")
+CANARY_KEY = "CANARYKEY-7f3a9c1e5b"
+CANARY_ENV = "CANARYENV-4d5e6f7a8b"
+CANARY_HDR = "CANARYHDR-9q8w7e6r"
+CANARIES = (CANARY_KEY, CANARY_ENV, CANARY_HDR)
+TERMINAL = ("succeeded", "failed", "cancelled")
+
+
+def free_port() -> int:
+    from tests.integration.stack import free_port as port
+
+    return port()
+
+
+@pytest.fixture(scope="module")
+def hostile_url():
+    with hostile_model.serve() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def hostile_http():
+    """The hostile MCP server over Streamable HTTP, one process shared by the module's tests."""
+    import socket
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, HOSTILE_MCP, "--http", str(port)], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+        except OSError:
+            time.sleep(0.05)  # readiness poll of a child process
+    yield f"http://127.0.0.1:{port}/mcp"
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+
+
+@pytest.fixture
+def provider(live_stack, hostile_url):
+    return ProviderConfig.objects.create(
+        name="hostile", base_url=hostile_url, model="clearloop-demo", preset="demo",
+        api_key_encrypted=encrypt(CANARY_KEY),
+    )
+
+
+def hostile_servers(http_url: str | None = None, **kw) -> None:
+    McpServer.objects.create(name="hostile", command=sys.executable, args=[HOSTILE_MCP],
+                             env={"API_TOKEN": CANARY_ENV}, connect_timeout=20, **kw)
+    if http_url:
+        McpServer.objects.create(name="hostilehttp", transport="http", url=http_url,
+                                 headers={"X-Api-Token": CANARY_HDR}, connect_timeout=20)
+    ToolPolicy.objects.create(pattern="hostile*__*", tier="low", approval="never")
+
+
+def wait_run(run_id: int, statuses=TERMINAL, timeout: float = 90) -> Run:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = Run.objects.get(pk=run_id)
+        if run.status in statuses:
+            return run
+        time.sleep(0.05)  # polling the database for a state another process reaches
+    raise AssertionError(f"run {run_id} stayed {Run.objects.get(pk=run_id).status}")
+
+
+def send(client: LiveClient, convo: Conversation, text: str) -> Run:
+    answer = client.send(convo.pk, text)
+    assert answer.status_code == 200, answer.text[:500]
+    return Run.objects.filter(conversation=convo).order_by("-pk").first()
+
+
+def call(tool_name: str, /, **arguments) -> str:
+    return f"[[demo:call {tool_name} {json.dumps(arguments)}]]"
+
+
+def workspace(convo: Conversation) -> Path:
+    path = Path(settings.WORKSPACE_ROOT) / f"user-{convo.owner_id}" / f"conversation-{convo.pk}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+# --- H1 -------------------------------------------------------------------------------------------
+
+
+def test_h1_a_catastrophic_regex_holds_neither_the_run_nor_another_users(cast, provider, live_stack):
+    alice, bob = (Conversation.objects.create(owner=cast[n], provider=provider) for n in ("alice", "bob"))
+    (workspace(alice) / "evil.txt").write_text("\n".join("a" * n + "!" for n in range(25, 1500)))
+    a_client = LiveClient(live_stack.base_url, session_for(cast["alice"]))
+    b_client = LiveClient(live_stack.base_url, session_for(cast["bob"]))
+    started = time.monotonic()
+    evil = send(a_client, alice, call("search_files", path=".", pattern="(a+)+$", target="content"))
+    other = send(b_client, bob, "hello")
+    other = wait_run(other.pk, timeout=60)
+    other_done = time.monotonic() - started
+    evil = wait_run(evil.pk, timeout=60)
+    assert other.status == "succeeded" and other_done < 30, other_done  # was 160 s
+    search = ToolCall.objects.get(run=evil, name="search_files")
+    assert evil.status == "succeeded" and search.status == "succeeded" and search.duration_ms < 10_000
+    assert '"count": 0' in search.result or '"count":0' in search.result
+
+
+# --- H2 -------------------------------------------------------------------------------------------
+
+
+def pages_of(client: LiveClient, run: Run) -> dict[str, str]:
+    return {path: client.http.get(path).text for path in (
+        f"/c/{run.conversation_id}/", f"/runs/{run.pk}/fragment/", f"/api/runs/{run.pk}/trace")}
+
+
+def test_h2_a_provider_error_quoting_the_key_never_shows_it(cast, provider, live_stack):
+    convo = Conversation.objects.create(owner=cast["alice"], provider=provider)
+    client = LiveClient(live_stack.base_url, session_for(cast["alice"]))
+    run = wait_run(send(client, convo, "ERRKEY").pk)
+    assert run.status == "failed" and "Incorrect API key provided" in run.error
+    assert CANARY_KEY not in run.error and "[REDACTED]" in run.error
+    for path, text in pages_of(client, run).items():
+        assert CANARY_KEY not in text, path
+    admin = LiveClient(live_stack.base_url, session_for(cast["ada"]))
+    assert CANARY_KEY not in admin.http.get(f"/admin/chatapp/run/{run.pk}/change/").text
+
+
+# --- M2 -------------------------------------------------------------------------------------------
+
+
+def test_m2_a_disabled_server_leaves_resources_and_prompts(cast, provider, live_stack):
+    hostile_servers()
+    convo = Conversation.objects.create(owner=cast["alice"], provider=provider)
+    client = LiveClient(live_stack.base_url, session_for(cast["alice"]))
+    assert "hostile://r1" in client.http.get(f"/c/{convo.pk}/context/").text  # the worker's pool has it
+    McpServer.objects.filter(name="hostile").update(enabled=False)
+    assert "hostile://r1" not in client.http.get(f"/c/{convo.pk}/context/").text
+    token = client.csrf(f"/c/{convo.pk}/")
+    headers = {"X-CSRFToken": token, "HX-Request": "true", "Referer": live_stack.base_url + "/"}
+    client.http.post(f"/c/{convo.pk}/context/attach/", data={"server": "hostile", "uri": "hostile://r1"},
+                     headers=headers)
+    prompt = client.http.post(f"/c/{convo.pk}/context/prompt/", data={"server": "hostile", "name": "p1"},
+                              headers=headers)
+    convo.refresh_from_db()
+    assert not convo.attached_context and "PROMPT TEXT" not in prompt.text
+
+
+# --- L1 -------------------------------------------------------------------------------------------
+
+
+def test_l1_gateway_honours_a_policy_on_the_listed_name(cast, provider, live_stack):
+    hostile_servers(gateway=True)
+    listed = exposed_name("hostile", "delete.repo")
+    assert listed != "hostile__delete.repo"  # sanitised and shortened with a hash
+    ToolPolicy.objects.create(pattern=listed, enabled=False)
+    convo = Conversation.objects.create(owner=cast["alice"], provider=provider)
+    client = LiveClient(live_stack.base_url, session_for(cast["alice"]))
+    text = call("mcp_call_tool", server="hostile", tool="delete.repo", arguments={"text": "via gateway"})
+    run = wait_run(send(client, convo, text).pk, statuses=(*TERMINAL, "awaiting_approval"))
+    gateway_call = ToolCall.objects.get(run=run, name="mcp_call_tool")
+    assert gateway_call.status == "denied" and "disabled" in gateway_call.result
+
+
+# --- L2 -------------------------------------------------------------------------------------------
+
+
+async def _mutate(url: str) -> None:
+    from agent.mcp import McpPool, McpServerConfig
+
+    async with McpPool([McpServerConfig(name="h", transport="http", url=url)]) as pool:
+        await pool.call_tool("h", "mutate", {}, timeout=20)
+
+
+def test_l2_a_silent_definition_change_voids_the_approval(cast, provider, live_stack, hostile_http):
+    import asyncio
+
+    McpServer.objects.create(name="hostilehttp", transport="http", url=hostile_http, connect_timeout=20)
+    ToolPolicy.objects.create(pattern="hostilehttp__desc", tier="high", approval="always")
+    convo = Conversation.objects.create(owner=cast["alice"], provider=provider)
+    client = LiveClient(live_stack.base_url, session_for(cast["alice"]))
+    run = wait_run(send(client, convo, call("hostilehttp__desc", text="x")).pk, statuses=("awaiting_approval",))
+    pending = ToolCall.objects.get(run=run, name="hostilehttp__desc")
+    asyncio.run(_mutate(hostile_http))  # no notifications/tools/list_changed is sent
+    approvals.decide(pending.pk, cast["ada"], approve=True, reason="for the original description")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        pending.refresh_from_db()
+        if pending.status != "approved":
+            break
+        time.sleep(0.05)  # the worker picks the approval up in another process
+    wait_run(run.pk, statuses=("awaiting_approval", *TERMINAL))
+    pending.refresh_from_db()
+    assert pending.status == "awaiting_approval", pending.status  # voided, asks again; desc never ran
+    assert not ToolCall.objects.filter(run=run, status="succeeded", name="hostilehttp__desc").exists()
+
+
+# --- Canary sweep (item 3) ------------------------------------------------------------------------
+
+
+def _database_text() -> str:
+    out = []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        for (table,) in cursor.fetchall():
+            cursor.execute(f'SELECT t::text FROM "{table}" t')  # noqa: S608 - table names from the catalog
+            out.extend(row[0] for row in cursor.fetchall())
+    return "\n".join(out)
+
+
+def test_canary_sweep_no_planted_secret_shows_anywhere(cast, provider, live_stack, hostile_http, capsys):
+    """Secrets planted where secrets live (stored provider key, MCP env, MCP header), then made to echo
+    everywhere: a provider error, stdio and HTTP tool results, the model's answers. 0 hits."""
+    hostile_servers(hostile_http)
+    convo = Conversation.objects.create(owner=cast["alice"], provider=provider)
+    client = LiveClient(live_stack.base_url, session_for(cast["alice"]))
+    runs = [wait_run(send(client, convo, text).pk) for text in (
+        "ERRKEY",
+        call("hostile__echo_env", name="API_TOKEN"),
+        call("hostilehttp__echo_headers"),
+    )]
+    assert [r.status for r in runs] == ["failed", "succeeded", "succeeded"]
+    echoed = [c.result for c in ToolCall.objects.filter(run__in=runs[1:])]
+    assert all("[REDACTED]" in r for r in echoed), echoed  # the values did come back, redacted
+    admin = LiveClient(live_stack.base_url, session_for(cast["ada"]))
+    auditor = LiveClient(live_stack.base_url, session_for(cast["otto"]))
+    seen = {}
+    for run in runs:
+        seen |= {f"alice {k}": v for k, v in pages_of(client, run).items()}
+        for path in (f"/audit/runs/{run.pk}/", f"/audit/runs/{run.pk}/otel.json"):
+            seen[path] = auditor.http.get(path).text
+        seen[f"admin run {run.pk}"] = admin.http.get(f"/admin/chatapp/run/{run.pk}/change/").text
+    for call_row in ToolCall.objects.filter(run__in=runs):
+        seen[f"admin call {call_row.pk}"] = admin.http.get(f"/admin/chatapp/toolcall/{call_row.pk}/change/").text
+    for server in McpServer.objects.all():
+        seen[f"admin mcp {server.name}"] = admin.http.get(f"/admin/chatapp/mcpserver/{server.pk}/change/").text
+    seen["admin provider"] = admin.http.get(f"/admin/chatapp/providerconfig/{provider.pk}/change/").text
+    seen["audit export"] = auditor.http.get("/audit/export.jsonl").text
+    seen["audit log"] = auditor.http.get("/audit/log/").text
+    call_command("mcp_export")
+    seen["mcp_export"] = capsys.readouterr().out
+    seen["database"] = _database_text()
+    logs = Path(live_stack.data_dir) / "logs"
+    for path in logs.rglob("*"):
+        if path.is_file():
+            seen[f"log {path.relative_to(logs)}"] = path.read_text(errors="replace")
+    assert all(len(text) > 0 for name, text in seen.items() if not name.startswith("log")), \
+        [n for n, t in seen.items() if not t]
+    hits = [(name, canary) for name, text in seen.items() for canary in CANARIES if canary in text]
+    assert hits == []
+
+
+# --- Soak (item 2) --------------------------------------------------------------------------------
+
+
+def _service_seconds(runs: list[Run]) -> float:
+    done = [Run.objects.get(pk=r.pk) for r in runs]
+    assert all(r.status == "succeeded" for r in done), [(r.pk, r.status, r.error) for r in done]
+    return statistics.median((r.finished_at - r.started_at).total_seconds() for r in done)
+
+
+def test_soak_twenty_hostile_runs_do_not_slow_twenty_normal_ones(cast, provider, live_stack):
+    """Normal runs' time in the worker (picked up to finished) stays within 2x of an idle worker's while
+    20 hostile runs (ReDoS searches, oversized SQL values, pointer-leaking SQL) run beside them.
+    Queueing before pick-up is per-user fairness, measured by the limits tests (issue 16 item 6)."""
+    hostile_texts = [
+        call("search_files", path=".", pattern="(a+)+$", target="content"),
+        call("query_database", sql="SELECT hex(randomblob(400000000)) AS h", limit=1),
+        call("search_files", path=".", pattern="(x+x+)+y", target="content"),
+        call("query_database", sql="SELECT fts3_tokenizer('simple') AS p", limit=1),
+    ]
+    bob = LiveClient(live_stack.base_url, session_for(cast["bob"]))
+    alice = LiveClient(live_stack.base_url, session_for(cast["alice"]))
+
+    def normal_batch() -> list[Run]:
+        convos = [Conversation.objects.create(owner=cast["bob"], provider=provider) for _ in range(20)]
+        with ThreadPoolExecutor(8) as pool:
+            runs = list(pool.map(lambda c: send(bob, c, "hello"), convos))
+        return [wait_run(r.pk, timeout=180) for r in runs]
+
+    idle = _service_seconds(normal_batch())
+    evil_convos = [Conversation.objects.create(owner=cast["alice"], provider=provider) for _ in range(20)]
+    for convo in evil_convos:
+        (workspace(convo) / "evil.txt").write_text("\n".join("a" * n + "!" for n in range(25, 1200)))
+    with ThreadPoolExecutor(8) as pool:
+        hostile = pool.map(lambda pair: send(alice, pair[1], hostile_texts[pair[0] % 4]), enumerate(evil_convos))
+        busy_runs = normal_batch()
+        hostile = list(hostile)
+    busy = _service_seconds(busy_runs)
+    for run in hostile:
+        assert wait_run(run.pk, timeout=180).status == "succeeded"
+    print(f"soak: median service time idle {idle:.2f} s, beside hostile runs {busy:.2f} s")
+    assert busy <= 2 * idle, (busy, idle)
