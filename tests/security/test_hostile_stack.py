@@ -294,22 +294,26 @@ def test_soak_twenty_hostile_runs_do_not_slow_twenty_normal_ones(cast, provider,
         call("search_files", path=".", pattern="(x+x+)+y", target="content"),
         call("query_database", sql="SELECT fts3_tokenizer('simple') AS p", limit=1),
     ]
-    bob = LiveClient(live_stack.base_url, session_for(cast["bob"]))
-    alice = LiveClient(live_stack.base_url, session_for(cast["alice"]))
+    from django.contrib.auth import get_user_model
 
-    def normal_batch() -> list[Run]:
-        convos = [Conversation.objects.create(owner=cast["bob"], provider=provider) for _ in range(20)]
+    def people(prefix: str, n: int) -> list[tuple[LiveClient, Conversation]]:
+        # One run per person: the per-user limits (item 6) are not what this test measures.
+        users = [get_user_model().objects.create_user(f"{prefix}{i}") for i in range(n)]
+        return [(LiveClient(live_stack.base_url, session_for(u)), Conversation.objects.create(owner=u, provider=provider))
+                for u in users]
+
+    def normal_batch(prefix: str) -> list[Run]:
         with ThreadPoolExecutor(8) as pool:
-            runs = list(pool.map(lambda c: send(bob, c, "hello"), convos))
+            runs = list(pool.map(lambda pc: send(pc[0], pc[1], "hello"), people(prefix, 20)))
         return [wait_run(r.pk, timeout=180) for r in runs]
 
-    idle = _service_seconds(normal_batch())
-    evil_convos = [Conversation.objects.create(owner=cast["alice"], provider=provider) for _ in range(20)]
-    for convo in evil_convos:
+    idle = _service_seconds(normal_batch("idle"))
+    evil = people("evil", 20)
+    for _, convo in evil:
         (workspace(convo) / "evil.txt").write_text("\n".join("a" * n + "!" for n in range(25, 1200)))
     with ThreadPoolExecutor(8) as pool:
-        hostile = pool.map(lambda pair: send(alice, pair[1], hostile_texts[pair[0] % 4]), enumerate(evil_convos))
-        busy_runs = normal_batch()
+        hostile = pool.map(lambda i: send(evil[i][0], evil[i][1], hostile_texts[i % 4]), range(20))
+        busy_runs = normal_batch("busy")
         hostile = list(hostile)
     busy = _service_seconds(busy_runs)
     for run in hostile:
