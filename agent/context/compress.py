@@ -142,7 +142,7 @@ def _keep_last_result(messages: tuple[Message, ...]) -> tuple[tuple[Message, ...
     out = list(messages)
     for pos, later in superseded.items():
         note = f"[result superseded by the later call {later} of the same tool; only that one is kept]"
-        out[pos] = replace(messages[pos], content=note)
+        out[pos] = replace(messages[pos], content=note, media=())  # its images go with it
     return tuple(out), {"superseded_call_ids": [messages[p].tool_call_id for p in superseded]}
 
 

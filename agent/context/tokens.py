@@ -25,6 +25,10 @@ log = logging.getLogger(__name__)
 # Per-message framing cost in chat formats (role markers, separators): OpenAI documents 3-4 tokens.
 MESSAGE_OVERHEAD = 4
 TOOL_OVERHEAD = 8
+# A tool image sent to a vision model: Anthropic resizes to about 1.15 megapixels, which costs about
+# 1,600 tokens (width * height / 750); OpenAI's high detail stays below that for the same size. The
+# bytes are not decoded to measure, so every image counts as the most it can cost.
+IMAGE_TOKENS = 1_600
 
 
 @functools.cache
@@ -88,6 +92,7 @@ class TokenCounter:
         total = MESSAGE_OVERHEAD + self.count_text(message.content)
         for call in message.tool_calls:
             total += self.count_text(call.name) + self.count_text(call.arguments) + MESSAGE_OVERHEAD
+        total += IMAGE_TOKENS * sum(1 for part in message.media if part.kind == "image")
         return total
 
     def count_tools(self, tools: Iterable[ToolSpec]) -> int:

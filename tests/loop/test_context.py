@@ -140,3 +140,35 @@ async def test_r_ctx_3_overflow_that_cannot_be_fixed_fails_clearly():
     step, _, sink = await drive(provider, FuncToolbox({}))
     assert isinstance(step, NextStepFailed) and step.error_class == "ContextTooLong"
     assert "context window" in sink.of_type(RunFailed)[0].message
+
+
+def test_a_superseded_tool_result_loses_its_images_with_its_text():
+    # Screenshot loops: an older screenshot of the same tool is replaced by a note, and its image
+    # bytes must not keep riding along to every later request.
+    from agent.context.compress import _keep_last_result
+    from agent.messages import MediaPart, Message, ToolCall
+
+    shot = (MediaPart("image", "image/png", "iVBORw0KGgo="),)
+    messages = (
+        Message.user("look"),
+        Message.assistant(None, (ToolCall("c1", "web__screenshot", "{}"),)),
+        Message.tool("c1", "[image: image/png, 8 bytes]", media=shot),
+        Message.assistant(None, (ToolCall("c2", "web__screenshot", "{}"),)),
+        Message.tool("c2", "[image: image/png, 8 bytes]", media=shot),
+    )
+    out, detail = _keep_last_result(messages)
+    assert detail["superseded_call_ids"] == ["c1"]
+    assert out[2].media == () and "superseded" in out[2].content
+    assert out[4].media == shot
+
+
+def test_a_tool_image_counts_as_what_it_can_cost_a_vision_model():
+    from agent.context.tokens import IMAGE_TOKENS, TokenCounter
+    from agent.messages import MediaPart, Message
+
+    counter = TokenCounter()
+    plain = Message.tool("c1", "[image: image/png, 8 bytes]")
+    with_image = Message.tool(
+        "c1", "[image: image/png, 8 bytes]", media=(MediaPart("image", "image/png", "AAAA"),)
+    )
+    assert counter.count_message(with_image) - counter.count_message(plain) == IMAGE_TOKENS
