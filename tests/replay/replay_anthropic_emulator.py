@@ -88,6 +88,7 @@ class AnthropicEmulator:
     model_prefix: str = "claude-"
     requests: list[dict[str, Any]] = field(default_factory=list)
     redacted_in_round_one: bool = True
+    require_key: bool = True  # a test whose worker process holds no key turns this off
 
     def app(self) -> Starlette:
         return Starlette(routes=[Route("/v1/messages", self.endpoint, methods=["POST"])])
@@ -95,7 +96,8 @@ class AnthropicEmulator:
     async def endpoint(self, request: Request) -> Response:
         body = json.loads(await request.body())
         self.requests.append(body)
-        if request.headers.get("anthropic-version") != "2023-06-01" or not request.headers.get("x-api-key"):
+        keyless = self.require_key and not request.headers.get("x-api-key")
+        if request.headers.get("anthropic-version") != "2023-06-01" or keyless:
             return json_response(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
         problem = self.validate(body)
         if problem:

@@ -14,7 +14,7 @@ import hashlib
 import hmac
 import json
 import socket
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
 import uvicorn
@@ -64,4 +64,24 @@ async def serve(app: Any) -> AsyncIterator[str]:
     finally:
         server.should_exit = True
         await task
+        sock.close()
+
+
+@contextlib.contextmanager
+def serve_in_thread(app: Any) -> Iterator[str]:
+    """The app in a thread of its own (for tests whose client is another process, a worker)."""
+    import threading
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
         sock.close()
