@@ -31,6 +31,9 @@ from agent.deadline import Deadline
 from agent.toolbox import AskLinkFn, LinkRequest
 
 log = logging.getLogger(__name__)
+# "Clients SHOULD implement rate limiting" (spec, Security Considerations): a call may put at most this
+# many links in front of the user; a server asking for more is declined.
+MAX_LINKS_PER_CALL = 3
 
 
 @dataclass(eq=False)
@@ -63,6 +66,11 @@ async def ask_user(
     if hooks is None or hooks.ask_link is None:
         log.warning("MCP server %s asked for a link no call can show; cancelled", server)
         return "cancel"
+    if len(hooks.asked) >= MAX_LINKS_PER_CALL:
+        log.warning(
+            "MCP server %s asked for more than %d links in one call: declined", server, MAX_LINKS_PER_CALL
+        )
+        return "decline"
     if not safe_link(params.url):
         log.warning("MCP server %s sent a link that is not http(s): declined", server)
         return "decline"

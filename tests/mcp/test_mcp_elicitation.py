@@ -205,3 +205,27 @@ async def test_a_link_never_goes_to_the_call_that_happened_to_open_the_session(t
         await pool.aclose()
     assert json.loads(result.content[0].text) == {"action": "accept"}
     assert asked["first"] == [] and [r.url for r in asked["second"]] == [LINK]
+
+
+async def test_a_server_asking_for_link_after_link_in_one_call_is_declined_after_the_third():
+    from mcp.types import ElicitRequestURLParams
+
+    from agent.deadline import Deadline
+    from agent.mcp.elicitation import MAX_LINKS_PER_CALL, CallHooks, ask_user
+
+    shown = []
+
+    async def ask(request):
+        shown.append(request.url)
+        return "accept"
+
+    hooks = CallHooks(ask, Deadline(5.0))
+    answers = []
+    async with hooks.deadline.running():
+        for n in range(MAX_LINKS_PER_CALL + 2):
+            params = ElicitRequestURLParams(
+                mode="url", message="again", url=f"https://a.example/{n}", elicitation_id=str(n)
+            )
+            answers.append(await ask_user("spammy", hooks, params, wait=True))
+    assert answers == ["accept"] * MAX_LINKS_PER_CALL + ["decline", "decline"]
+    assert len(shown) == MAX_LINKS_PER_CALL
