@@ -236,11 +236,12 @@ PRESETS: dict[str, Preset] = {
             knobs=_EFFORT,
             knob_style="openai_responses",
             replay_blocks=True,
-            responses_encrypted_reasoning=True,
             send_prompt_cache_key=True,
             tool_result_media=_IMAGES,
         ),
-        (_OPENAI_REASONING,),
+        # Only reasoning models have reasoning to carry: others reject the include ("Encrypted
+        # content is not supported with this model").
+        ((_OPENAI_REASONING[0], {**_OPENAI_REASONING[1], "responses_encrypted_reasoning": True}),),
     ),
     "anthropic": Preset(
         Capabilities(

@@ -122,7 +122,10 @@ def test_responses_input_items_match_the_recorded_replay():
     # strict is always explicit; our schemas are not written for strict mode, so it is false.
     assert body["tools"] == [{**t, "strict": False} for t in recorded["tools"]]
     assert body["tool_choice"] == "auto" and body["stream"] is True and body["model"] == "gpt-4o"
-    assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
+    # gpt-4o has no reasoning to carry: storage off, no encrypted-reasoning include (reasoning models only).
+    assert body["store"] is False and "include" not in body
+    reasoning = provider("openai_responses", model="gpt-5.2").build_payload(request)
+    assert reasoning["include"] == ["reasoning.encrypted_content"]
 
 
 @pytest.mark.parametrize(
