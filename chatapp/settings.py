@@ -185,6 +185,21 @@ MAX_WEBSOCKETS_PER_USER = env_int("CLEARLOOP_MAX_WEBSOCKETS_PER_USER", 20, minim
 FRAME_MAX_BYTES = env_int("CLEARLOOP_FRAME_MAX_BYTES", 256 * 1024, minimum=16 * 1024)
 STREAM_COALESCE_MS = env_int("CLEARLOOP_STREAM_COALESCE_MS", 30, minimum=0)
 WORKSPACE_ROOT = Path(env_str("CLEARLOOP_WORKSPACE_ROOT", str(DATA_DIR / "workspaces")) or "").resolve()
+# Uploads into a conversation's workspace (issue 11): per file, per conversation, which kinds.
+UPLOAD_MAX_BYTES = env_int("CLEARLOOP_UPLOAD_MAX_BYTES", 25 * 1024 * 1024, minimum=1)
+WORKSPACE_MAX_BYTES = env_int("CLEARLOOP_WORKSPACE_MAX_BYTES", 200 * 1024 * 1024, minimum=1)
+UPLOAD_ALLOWED_TYPES = [
+    t.lower().lstrip(".")
+    for t in env_list(
+        "CLEARLOOP_UPLOAD_TYPES",
+        "txt,md,csv,tsv,json,jsonl,yaml,yml,xml,html,log,py,js,ts,sql,ini,toml,pdf,docx,xlsx,pptx,"
+        "png,jpg,jpeg,gif,webp".split(","),
+    )
+]
+# Django keeps small uploads in memory and streams larger ones to a temporary file.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# Share links open for signed-in users only, unless the admin allows links anyone may open.
+PUBLIC_SHARE_LINKS = env_bool("CLEARLOOP_PUBLIC_SHARE_LINKS", False)
 FIELD_ENCRYPTION_KEY = env_str("CLEARLOOP_ENCRYPTION_KEY")
 # A provider's key variable must match this (issue 16, M8): no other setting can be read through it.
 PROVIDER_KEY_ENV_PATTERN = env_str(

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from chatapp.views import api, chat, health, mcp_context
+from chatapp.views import api, chat, files, health, mcp_context
 
 urlpatterns = [
     path("", chat.home, name="chat"),
@@ -16,6 +16,13 @@ urlpatterns = [
     path("c/<int:conversation_id>/context/attach/", mcp_context.attach, name="context_attach"),
     path("c/<int:conversation_id>/context/detach/", mcp_context.detach, name="context_detach"),
     path("c/<int:conversation_id>/context/prompt/", mcp_context.expand_prompt, name="context_prompt"),
+    path("c/<int:conversation_id>/files/", files.panel, name="files_panel"),
+    path("c/<int:conversation_id>/files/upload/", files.upload, name="file_upload"),
+    path("c/<int:conversation_id>/files/delete/", files.delete, name="file_delete"),
+    path("c/<int:conversation_id>/files.zip", files.download_all, name="files_zip"),
+    path("c/<int:conversation_id>/files/download/<path:path>", files.download, name="file_download"),
+    path("c/<int:conversation_id>/files/view/<path:path>", files.preview, name="file_preview"),
+    path("c/<int:conversation_id>/files/raw/<path:path>", files.raw_image, name="file_raw"),
     path("runs/<int:run_id>/cancel/", chat.cancel, name="cancel_run"),
     path("runs/<int:run_id>/regenerate/", chat.regenerate, name="regenerate"),
     path("runs/<int:run_id>/fragment/", chat.run_fragment, name="run_fragment"),

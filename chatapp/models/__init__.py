@@ -1,6 +1,7 @@
 from chatapp.models.audit import AuditEvent as AuditEvent
 from chatapp.models.calibration import TokenCalibration
 from chatapp.models.conversation import Conversation, Message
+from chatapp.models.files import ShareLink, Upload
 from chatapp.models.links import ToolLink
 from chatapp.models.mcp_server import McpServer
 from chatapp.models.policy import ToolPolicy
@@ -21,9 +22,11 @@ __all__ = [
     "Round",
     "Run",
     "RunEvent",
+    "ShareLink",
     "ToolCall",
     "ToolLink",
     "TokenCalibration",
     "ToolPolicy",
+    "Upload",
     "WorkerBeat",
 ]

@@ -18,6 +18,12 @@ class AuditEvent(models.Model):
         APPROVAL = "approval"
         RUN_FINISHED = "run_finished"
         EXPORT = "export"
+        FILE_UPLOADED = "file_uploaded"
+        FILE_DELETED = "file_deleted"
+        CONVERSATION_DELETED = "conversation_deleted"
+        CONVERSATION_RESTORED = "conversation_restored"
+        SHARE_CREATED = "share_created"
+        SHARE_REVOKED = "share_revoked"
 
     # Gap-free from 1: a missing number is a deleted row.
     seq = models.PositiveBigIntegerField(unique=True)

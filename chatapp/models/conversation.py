@@ -14,6 +14,12 @@ class Conversation(models.Model):
     # Which tools are offered: {"servers": {"slug": bool}, "tools": {"name": bool}}; absent means on.
     tool_settings = models.JSONField(default=dict, blank=True)
     attached_context = models.JSONField(default=list, blank=True)
+    # The leaf of the branch shown and sent to the model (see services/branches.py); null = the latest run.
+    active_run = models.ForeignKey(
+        "chatapp.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Soft delete: the owner no longer sees it (undo brings it back); auditors keep everything.
+    deleted_at = models.DateTimeField(null=True, blank=True, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -39,6 +45,10 @@ class Message(models.Model):
 
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
     run = models.ForeignKey("chatapp.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # A user message follows the answer (run) it replies to; editing makes a sibling with the same parent.
+    parent_run = models.ForeignKey(
+        "chatapp.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="replies"
+    )
     role = models.CharField(max_length=10, choices=Role.choices)
     content = models.TextField(blank=True)
     # The full neutral message (tool calls, tool_call_id) for rebuilding the model's history.

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from chatapp.audit import record
-from chatapp.models import Conversation, Message, ProviderConfig, Run
+from chatapp.models import Conversation, Message, ProviderConfig, Run, Upload
 from chatapp.redaction import redact_text
 from chatapp.services.dispatch import enqueue_on_commit
 from chatapp.services.errors import MessageRejected, RunAlreadyActive
@@ -37,7 +37,32 @@ def provider_for(conversation: Conversation) -> ProviderConfig:
     return default_provider()
 
 
-def start_run(conversation: Conversation, text: str) -> Run:
+def attachment_note(uploads: list[Upload]) -> str:
+    """How attached files are named to the model: by their workspace path, for the file tools."""
+    listed = ", ".join(f"{u.name} ({u.size:,} bytes)" for u in uploads)
+    return (
+        f"\n\n[The user attached {len(uploads)} file{'s' if len(uploads) != 1 else ''} to this message; "
+        f"they are in the workspace, readable with the file tools: {listed}]"
+    )
+
+
+def _pending_uploads(conversation: Conversation, ids: list[int]) -> list[Upload]:
+    if not ids:
+        return []
+    rows = list(
+        Upload.objects.select_for_update()
+        .filter(conversation=conversation, pk__in=ids, message__isnull=True, deleted_at__isnull=True)
+        .order_by("id")
+    )
+    if len(rows) != len(set(ids)):
+        raise MessageRejected(
+            "An attached file is no longer available (deleted, or attached to another message). "
+            "Remove it from the message and send again."
+        )
+    return rows
+
+
+def start_run(conversation: Conversation, text: str, attachments: list[int] | None = None) -> Run:
     """Store the user's message and a queued run; enqueue the worker once the rows are committed."""
     check_message(text)
     # A known secret pasted into the chat is stored (and sent) as [REDACTED], like everywhere else.
@@ -47,12 +72,16 @@ def start_run(conversation: Conversation, text: str) -> Run:
     try:
         with transaction.atomic():
             check_user_limits(conversation.owner_id)
+            uploads = _pending_uploads(conversation, attachments or [])
+            model_text = text + attachment_note(uploads) if uploads else text
             message = Message.objects.create(
                 conversation=conversation,
                 role=Message.Role.USER,
                 content=text,
-                payload={"role": "user", "content": text},
+                payload={"role": "user", "content": model_text},
             )
+            if uploads:
+                Upload.objects.filter(pk__in=[u.pk for u in uploads]).update(message=message)
             run = Run.objects.create(
                 conversation=conversation,
                 user_message=message,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
@@ -15,6 +16,7 @@ from chatapp.services.errors import ChatError
 from chatapp.services.limits import LimitReached, model_allowed
 from chatapp.services.providers import default_provider, ensure_env_providers
 from chatapp.services.runs import request_cancel, start_run
+from chatapp.services.workspace_files import list_files
 from chatapp.views.charts import usage_bars
 from chatapp.views.display import conversation_items
 from chatapp.views.toggles import save_toggles, tool_toggles
@@ -64,6 +66,8 @@ def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
         "active_run": convo.runs.filter(status__in=("queued", "running", "awaiting_approval")).first(),
         "chart": usage_bars(convo),
         "tool_toggles": tool_toggles(convo),
+        "files": list_files(convo),
+        **upload_limits(),
     }
     return render(request, PAGE, context)
 
@@ -74,7 +78,7 @@ def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
     convo = owned_conversation_or_404(request.user, conversation_id)
     text = request.POST.get("message", "")
     try:
-        run = start_run(convo, text)
+        run = start_run(convo, text, attachments=_ids(request.POST.getlist("attachment")))
     except ChatError as error:
         status = 429 if isinstance(error, LimitReached) else 422
         response = render(request, f"{PAGE}#send-error", {"error": str(error)}, status=status)
@@ -83,6 +87,19 @@ def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
         response["HX-Reswap"] = "outerHTML"
         return response
     return _exchange(request, convo, run)
+
+
+def _ids(values: list[str]) -> list[int]:
+    return [int(v) for v in values if v.isdigit()][:100]
+
+
+def upload_limits() -> dict:
+    types = settings.UPLOAD_ALLOWED_TYPES
+    return {
+        "upload_max_bytes": settings.UPLOAD_MAX_BYTES,
+        "upload_types": ", ".join(types),
+        "upload_accept": ",".join("." + t for t in types),
+    }
 
 
 def _exchange(request: HttpRequest, convo: Conversation, run: Run) -> HttpResponse:

@@ -13,6 +13,8 @@ from chatapp.markdown import render_markdown
 from chatapp.models import Conversation, Message, Run, ToolLink
 from chatapp.redaction import redact_text
 from chatapp.services.costs import CostTotal, total_of
+from chatapp.services.workspace_files import FILE_WRITERS, written_path
+from chatapp.workspaces import workspace_path
 
 
 @dataclass
@@ -25,6 +27,7 @@ class Exchange:
     calls_by_round: dict[int, list[Any]] = field(default_factory=dict)
     cost: CostTotal = field(default_factory=CostTotal)
     links: list[Any] = field(default_factory=list)  # ToolLinks, each with .host and .safe
+    written: list[str] = field(default_factory=list)  # workspace paths this run's file tools wrote
 
 
 def _exchange(run: Run, include_user: bool) -> Exchange:
@@ -32,8 +35,15 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
     html = mark_safe(render_markdown(answer.content)) if answer else None  # noqa: S308 - nh3-sanitised
     rounds = list(run.rounds.all())
     calls: dict[int, list[Any]] = {}
+    root = workspace_path(run.conversation.owner_id, run.conversation_id)
+    written: list[str] = []
     for call in run.tool_calls.all():
         calls.setdefault(call.round_index, []).append(call)
+        call.file_path = None
+        if call.name in FILE_WRITERS and call.status == "succeeded":
+            call.file_path = written_path(root, call.arguments)
+            if call.file_path and call.file_path not in written:
+                written.append(call.file_path)
     for r in rounds:
         r.calls = calls.get(r.index, [])
         r.reasoning = round_reasoning(r.response)
@@ -45,6 +55,7 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
         calls_by_round=calls,
         cost=total_of(rounds),
         links=[link_view(link) for link in run.links.all()],
+        written=written,
     )
 
 

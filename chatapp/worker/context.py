@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from django.conf import settings
 
 from agent.context.budget import ContextLimits
 from agent.messages import Message as AgentMessage
@@ -20,6 +19,7 @@ from chatapp.frames import event_from_row
 from chatapp.models import Message, ProviderConfig, Run, RunEvent, ToolCall
 from chatapp.secrets import provider_key
 from chatapp.worker.calibration import learned_ratios
+from chatapp.workspaces import workspace_path
 
 SYSTEM_PROMPT = (
     "You are the assistant of clearloop, a chat app where every step you take is shown to the user. "
@@ -125,9 +125,7 @@ def load_run_context(run_id: int) -> RunContext:
     state = RunState.rebuild(
         str(run.pk), history(run), [e for e in stored if e is not None], decisions=decisions(run)
     )
-    workspace = (
-        settings.WORKSPACE_ROOT / f"user-{run.conversation.owner_id}" / f"conversation-{run.conversation_id}"
-    )
+    workspace = workspace_path(run.conversation.owner_id, run.conversation_id)
     last_seq = max(
         run.last_seq,
         RunEvent.objects.filter(run=run).order_by("-seq").values_list("seq", flat=True).first() or 0,

@@ -13,6 +13,8 @@
   document.querySelectorAll("[data-run]").forEach(function (el) {
     if (el.querySelector("[data-role=stream]")) lastSeq[el.dataset.run] = 0;
   });
+  const FILE_WRITERS = ["write_file", "append_file"];
+  function filesChanged() { if (window.htmx) htmx.trigger(document.body, "files-changed"); }
   let socket = null;
   let retry = 0;
   const timers = {};
@@ -145,6 +147,8 @@
       setWaiting(run, data.kind === "continuation" ? "Continuing the answer…" : "Thinking…");
     } else if (frame.type === "tool_call") {
       applyToolCall(run, data);
+      // A file the agent wrote shows up in the files panel while the run goes on.
+      if (data.status === "succeeded" && FILE_WRITERS.indexOf(data.name) >= 0) filesChanged();
     } else if (frame.type === "tool_progress") {
       applyProgress(run, data);
     } else if (frame.type === "link") {
@@ -160,6 +164,7 @@
       refreshTrace(run);
     } else if (frame.type === "run_finished" || frame.type === "run_failed") {
       replaceRun(run);
+      filesChanged();
     } else if (frame.type === "status") {
       const badge = part(run, "status"); if (badge) badge.textContent = data.status;
       if (["succeeded", "failed", "cancelled"].indexOf(data.status) >= 0) replaceRun(run);
@@ -233,6 +238,7 @@
     composer.addEventListener("htmx:afterRequest", function (event) {
       if (event.detail.successful && event.detail.elt === composer) {
         const box = document.getElementById("message"); if (box) box.value = "";
+        const pending = document.getElementById("pending-attachments"); if (pending) pending.textContent = "";
         const err = document.getElementById("send-error"); if (err) err.textContent = "";
       }
     });
@@ -253,4 +259,85 @@
     if (target && navigator.clipboard) navigator.clipboard.writeText(target.innerText);
   });
   connect();
+})();
+
+// Uploads: the Attach button, files dropped on the message box, files pasted into it. Each batch is
+// sent at once (XHR, for its progress events); the stored files become chips whose hidden inputs
+// attach them to the next message. The server checks everything again and says why it refuses.
+(function () {
+  "use strict";
+  const composer = document.getElementById("composer");
+  if (!composer || !composer.dataset.uploadUrl) return;
+  const input = document.getElementById("file-input");
+  const pending = document.getElementById("pending-attachments");
+  const status = document.getElementById("upload-status");
+  const bar = status.querySelector("progress");
+  const message = status.querySelector("[data-role=upload-message]");
+
+  function say(text, isError) {
+    message.textContent = text;
+    status.classList.toggle("error", !!isError);
+    status.setAttribute("role", isError ? "alert" : "status");
+  }
+
+  function chip(file) {
+    const li = document.createElement("li");
+    li.className = "file-chip";
+    li.dataset.upload = file.id;
+    const name = document.createElement("span");
+    name.textContent = file.name + (file.renamed ? " (renamed)" : "");
+    const hidden = document.createElement("input");
+    hidden.type = "hidden"; hidden.name = "attachment"; hidden.value = String(file.id);
+    const remove = document.createElement("button");
+    remove.type = "button"; remove.className = "linklike"; remove.textContent = "×";
+    remove.setAttribute("aria-label", "Do not attach " + file.name + " (it stays in the workspace)");
+    remove.addEventListener("click", function () { li.remove(); });
+    li.append(name, hidden, remove);
+    pending.appendChild(li);
+  }
+
+  function upload(files) {
+    if (!files || !files.length) return;
+    const form = new FormData();
+    Array.prototype.forEach.call(files, function (f) { form.append("file", f); });
+    const headers = JSON.parse(document.body.getAttribute("hx-headers") || "{}");
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", composer.dataset.uploadUrl);
+    Object.keys(headers).forEach(function (k) { xhr.setRequestHeader(k, headers[k]); });
+    bar.hidden = false; bar.value = 0;
+    say("Uploading " + files.length + " file" + (files.length > 1 ? "s" : "") + "…");
+    xhr.upload.addEventListener("progress", function (e) {
+      if (e.lengthComputable) bar.value = Math.round((100 * e.loaded) / e.total);
+    });
+    xhr.addEventListener("load", function () {
+      bar.hidden = true;
+      let body = {};
+      try { body = JSON.parse(xhr.responseText); } catch (e) { body = {}; }
+      if (xhr.status >= 200 && xhr.status < 300) {
+        body.files.forEach(chip);
+        say(body.files.length + " file" + (body.files.length > 1 ? "s" : "") + " uploaded; they are attached to your next message.");
+        if (window.htmx) htmx.trigger(document.body, "files-changed");
+      } else {
+        say(body.error || ("The upload failed (HTTP " + xhr.status + ")."), true);
+      }
+    });
+    xhr.addEventListener("error", function () { bar.hidden = true; say("The upload failed: the connection was lost.", true); });
+    xhr.send(form);
+  }
+
+  input.addEventListener("change", function () { upload(input.files); input.value = ""; });
+  composer.addEventListener("dragover", function (e) {
+    if (e.dataTransfer && Array.prototype.indexOf.call(e.dataTransfer.types, "Files") >= 0) {
+      e.preventDefault(); composer.classList.add("dropping");
+    }
+  });
+  composer.addEventListener("dragleave", function () { composer.classList.remove("dropping"); });
+  composer.addEventListener("drop", function (e) {
+    composer.classList.remove("dropping");
+    if (e.dataTransfer && e.dataTransfer.files.length) { e.preventDefault(); upload(e.dataTransfer.files); }
+  });
+  composer.addEventListener("paste", function (e) {
+    const files = e.clipboardData && e.clipboardData.files;
+    if (files && files.length) { e.preventDefault(); upload(files); }
+  });
 })();
