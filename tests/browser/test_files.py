@@ -1,0 +1,123 @@
+"""Files in and out of the workspace, in a real browser: upload by button and by drop, the demo model
+reading the upload, report.md written by the seed scenario appearing live and downloaded byte for byte,
+and the whole workspace as a zip."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import pytest
+
+from chatapp.models import AuditEvent, Conversation, Message, Run, ToolCall
+from chatapp.workspaces import workspace_path
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SCENARIO = "读取 config.yaml，同时列出当前目录中的 Markdown 文件，然后把分析结果写入 report.md。"
+
+DROP = """
+([selector, name, text]) => {
+  const data = new DataTransfer();
+  data.items.add(new File([text], name, {type: "text/plain"}));
+  const target = document.querySelector(selector);
+  target.dispatchEvent(new DragEvent("dragover", {dataTransfer: data, bubbles: true, cancelable: true}));
+  target.dispatchEvent(new DragEvent("drop", {dataTransfer: data, bubbles: true, cancelable: true}));
+}
+"""
+
+
+def shoot(page, artifacts, name):
+    for width, label in ((1440, "desktop"), (375, "mobile")):
+        page.set_viewport_size({"width": width, "height": 900})
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            page.screenshot(path=str(artifacts / f"files-{name}-{label}-{scheme}.png"), full_page=True)
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.emulate_media(color_scheme="light")
+
+
+def test_upload_by_button_and_drop_then_the_model_reads_it(demo_tools, cast, page_for, artifacts):
+    page = page_for("alice", "alice-pass", viewport={"width": 1440, "height": 900})
+    page.click("text=New conversation")
+    page.wait_for_selector("#composer textarea")
+    page.set_input_files("#file-input", files=[
+        {"name": "sales.csv", "mimeType": "text/csv", "buffer": b"region,total\nnorth,42\nsouth,7\n"},
+    ])
+    page.wait_for_selector("[data-role=pending-attachments] li:has-text('sales.csv')")
+    page.evaluate(DROP, ["#composer", "notes.txt", "dropped text"])
+    page.wait_for_selector("[data-role=pending-attachments] li:has-text('notes.txt')")
+    page.click("summary:has-text('Workspace files')")
+    page.wait_for_selector("#files-panel tr[data-file='sales.csv']")
+    shoot(page, artifacts, "attached")
+    page.fill("#message", 'Analyse it [[demo:call read_file {"path": "sales.csv"}]]')
+    page.press("#message", "Enter")
+    page.locator("[data-role=answer]").wait_for(timeout=60_000)
+    convo = Conversation.objects.get(owner=cast["alice"])
+    message = Message.objects.get(conversation=convo, role="user")
+    assert sorted(message.uploads.values_list("name", flat=True)) == ["notes.txt", "sales.csv"]
+    assert "sales.csv" in message.payload["content"]  # named to the model
+    call = ToolCall.objects.get(run__conversation=convo, name="read_file")
+    assert call.status == "succeeded" and "north,42" in call.result
+    assert page.locator(".msg.user [data-role=attachments] li").count() == 2
+    assert AuditEvent.objects.filter(kind="file_uploaded").count() == 2
+
+
+def test_report_md_appears_live_and_downloads_byte_for_byte(demo_tools, cast, page_for, artifacts):
+    page = page_for("alice", "alice-pass", viewport={"width": 1440, "height": 900})
+    page.click("text=New conversation")
+    page.wait_for_selector("#composer textarea")
+    page.click("summary:has-text('Workspace files')")
+    page.wait_for_selector("#files-panel")
+    assert page.locator("#files-panel tr[data-file='report.md']").count() == 0
+    page.fill("#message", SCENARIO)
+    page.press("#message", "Enter")
+    # Live: the row appears without a reload, as soon as write_file succeeded.
+    page.wait_for_selector("#files-panel tr[data-file='report.md']", timeout=60_000)
+    page.locator("[data-role=answer]").wait_for(timeout=60_000)
+    convo = Conversation.objects.get(owner=cast["alice"])
+    run = Run.objects.get(conversation=convo)
+    folder = workspace_path(convo.owner_id, convo.pk)
+    assert "write_file in answer" in page.locator("#files-panel tr[data-file='report.md']").inner_text()
+    page.locator(f"#run-{run.pk} [data-role=trace] > summary").click()
+    link = page.locator(f"#run-{run.pk} [data-role=file-link]")
+    assert "report.md" in link.inner_text()
+    with page.expect_download() as info:
+        link.locator("a:has-text('download')").click()
+    assert open(info.value.path(), "rb").read() == (folder / "report.md").read_bytes()
+    assert page.locator(f"#run-{run.pk} [data-role=written-files]").count() == 1
+    shoot(page, artifacts, "report-written")
+    with page.expect_download() as info:
+        page.click("[data-role=download-all]")
+    archive = zipfile.ZipFile(io.BytesIO(open(info.value.path(), "rb").read()))
+    on_disk = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    assert sorted(archive.namelist()) == on_disk
+    for name in on_disk:
+        assert archive.read(name) == (folder / name).read_bytes()
+    # The preview renders the Markdown through the sanitiser.
+    preview = page.context.new_page()
+    preview.goto(f"/c/{convo.pk}/files/view/report.md")
+    assert preview.locator("[data-role=preview]").inner_text().strip()
+    shoot(preview, artifacts, "preview")
+    # Bob cannot reach it.
+    bob = page_for("bob", "bob-pass")
+    response = bob.request.get(f"/c/{convo.pk}/files/download/report.md")
+    assert response.status == 404
+    assert json.loads(call_args(run)).get("path") == "report.md"
+
+
+def call_args(run) -> str:
+    return ToolCall.objects.get(run=run, name="write_file").arguments
+
+
+def test_a_refused_upload_says_why(demo_tools, page_for, settings):
+    page = page_for("alice", "alice-pass")
+    page.click("text=New conversation")
+    page.wait_for_selector("#composer textarea")
+    page.set_input_files("#file-input", files=[{"name": "tool.exe", "mimeType": "application/x-msdownload",
+                                                 "buffer": b"MZ"}])
+    page.wait_for_selector("#upload-status.error")
+    status = page.locator("#upload-status [data-role=upload-message]")
+    assert ".exe files are not accepted" in status.inner_text()
+    assert page.locator("[data-role=pending-attachments] li").count() == 0
