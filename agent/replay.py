@@ -119,12 +119,3 @@ def summarise(value: Any, kind: str | None = None) -> Any:
         return [summarise(v, kind) for v in value]
     return value
 
-
-def describe(blocks: tuple[ReplayBlock, ...] | list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One line per block for the trace: its type, its readable text, the size of its sealed part."""
-    out = []
-    for block in blocks:
-        if isinstance(block, dict):
-            block = ReplayBlock.from_dict(block)
-        out.append({"type": block.type, "text": block.text, "opaque_bytes": block.opaque_bytes})
-    return out
