@@ -95,10 +95,13 @@ async def invoke(
 def progress_reporter(
     state: RunState, record: ToolCallRecord, sink: Sink, settings: LoopSettings
 ) -> ProgressFn:
-    """Publishes a call's progress as ``ToolProgress``, at most once per ``progress_interval``."""
+    """Publishes a call's progress as ``ToolProgress``, at most once per ``progress_interval``, and
+    nothing once the call has an outcome (a late report must not look like a call still running)."""
     last = [float("-inf")]
 
     async def report(value: float, total: float | None, message: str | None) -> None:
+        if state.calls[record.key].status != "running":
+            return
         now = time.monotonic()
         finished = total is not None and value >= total
         if now - last[0] < settings.progress_interval and not finished:

@@ -57,7 +57,10 @@
     return text;
   }
 
+  // Calls that have an outcome, per run: a progress report that arrives after it is stale.
+  const finishedCalls = {};
   function applyProgress(run, data) {
+    if (finishedCalls[run] && finishedCalls[run][data.call_id]) return;
     const text = describeProgress(data);
     if (!timers[run]) startTimer(run, "Tool " + data.name + " running");
     progressText[run] = text;
@@ -124,6 +127,9 @@
 
   function applyToolCall(run, data) {
     const label = "Tool " + data.name;
+    if (["succeeded", "failed", "unknown", "denied", "invalid"].indexOf(data.status) >= 0) {
+      (finishedCalls[run] = finishedCalls[run] || {})[data.call_id] = true;
+    }
     if (data.status === "running") startTimer(run, label + " running");
     else if (data.status === "awaiting_approval") { stopTimer(run); setWaiting(run, "Waiting for an admin's approval of " + data.name + "…"); }
     else { stopTimer(run); setWaiting(run, "Thinking…"); }
@@ -144,6 +150,7 @@
       if (data.tool_calls && data.tool_calls.length) setWaiting(run, "Preparing tool calls…");
     } else if (frame.type === "round_started") {
       ensureRun(run);
+      stopTimer(run);
       setWaiting(run, data.kind === "continuation" ? "Continuing the answer…" : "Thinking…");
     } else if (frame.type === "tool_call") {
       applyToolCall(run, data);
