@@ -50,6 +50,8 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "axes",
+    # Only for its static files: the browsable API page is served from here, not from a CDN.
+    "ninja",
     "chatapp",
 ]
 
@@ -181,6 +183,10 @@ TOOL_LINK_WAIT_SECONDS = env_int("CLEARLOOP_TOOL_LINK_WAIT_SECONDS", 300, minimu
 MAX_RUNS_IN_FLIGHT_PER_USER = env_int("CLEARLOOP_MAX_RUNS_IN_FLIGHT_PER_USER", 4, minimum=1)
 MAX_SENDS_PER_MINUTE_PER_USER = env_int("CLEARLOOP_MAX_SENDS_PER_MINUTE_PER_USER", 20, minimum=1)
 MAX_WEBSOCKETS_PER_USER = env_int("CLEARLOOP_MAX_WEBSOCKETS_PER_USER", 20, minimum=1)
+# Failed API key checks one client address may make per minute before it gets 429 (docs/api.md).
+API_KEY_FAILURES_PER_MINUTE = env_int("CLEARLOOP_API_KEY_FAILURES_PER_MINUTE", 20, minimum=1)
+# How long a non-streaming OpenAI-compatible request waits for its run before answering 504.
+API_COMPLETION_WAIT_SECONDS = env_int("CLEARLOOP_API_COMPLETION_WAIT_SECONDS", 600, minimum=1)
 # Below daphne's 1 MiB websocket message limit; see chatapp/frame_limits.py.
 FRAME_MAX_BYTES = env_int("CLEARLOOP_FRAME_MAX_BYTES", 256 * 1024, minimum=16 * 1024)
 STREAM_COALESCE_MS = env_int("CLEARLOOP_STREAM_COALESCE_MS", 30, minimum=0)

@@ -2,7 +2,8 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from chatapp.views import api, chat, files, health, mcp_context
+from chatapp.views import chat, files, health, keys, mcp_context
+from chatapp.views.api_app import api as rest
 
 urlpatterns = [
     path("", chat.home, name="chat"),
@@ -27,10 +28,13 @@ urlpatterns = [
     path("runs/<int:run_id>/regenerate/", chat.regenerate, name="regenerate"),
     path("runs/<int:run_id>/fragment/", chat.run_fragment, name="run_fragment"),
     path("runs/<int:run_id>/links/<int:link_id>/<str:action>/", chat.answer_link, name="answer_link"),
-    path("api/runs/<int:run_id>/trace", api.run_trace, name="run_trace"),
     path("healthz", health.healthz, name="healthz"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("audit/", include("chatapp.audit_urls")),
+    path("keys/", keys.key_list, name="api_keys"),
+    path("keys/<int:key_id>/revoke/", keys.revoke, name="revoke_api_key"),
     path("admin/", admin.site.urls),
+    # /api/... (REST), /v1/... (OpenAI-compatible), /api/schema and /api/docs: chatapp/views/api_app.py
+    path("", rest.urls),
 ]

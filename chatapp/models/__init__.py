@@ -1,3 +1,4 @@
+from chatapp.models.api_keys import ApiAuthFailure, ApiKey
 from chatapp.models.audit import AuditEvent as AuditEvent
 from chatapp.models.calibration import TokenCalibration
 from chatapp.models.conversation import Conversation, Message
@@ -11,6 +12,8 @@ from chatapp.models.run import ACTIVE_STATUSES, TERMINAL_STATUSES, Approval, Rou
 from chatapp.models.worker import WorkerBeat
 
 __all__ = [
+    "ApiAuthFailure",
+    "ApiKey",
     "ACTIVE_STATUSES",
     "TERMINAL_STATUSES",
     "Approval",

@@ -97,7 +97,8 @@ def history(run: Run) -> list[AgentMessage]:
             AgentMessage.system("The user attached these resources as context:\n" + "\n".join(parts))
         )
     for row in rows:
-        if row.role in (Message.Role.USER, Message.Role.ASSISTANT) and row.content:
+        # System rows come only from API clients' own system messages (services/openai_compat.py).
+        if row.role in (Message.Role.USER, Message.Role.ASSISTANT, Message.Role.SYSTEM) and row.content:
             messages.append(AgentMessage.from_dict(row.payload or {"role": row.role, "content": row.content}))
     return messages
 
