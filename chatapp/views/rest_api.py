@@ -10,19 +10,20 @@ view_conversation); ``approve`` lists and decides approvals (and the key's user 
 from __future__ import annotations
 
 import json
+import mimetypes
 from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any, Literal
 
 from channels.db import database_sync_to_async as sync_to_async
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import FileResponse, HttpRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
 from ninja.security import SessionAuth
 
 from chatapp.access import can_view_conversation, owned_conversation_or_404, viewable_run_or_404
 from chatapp.models import Conversation, Message, ProviderConfig, Run, ToolCall
-from chatapp.services import approvals, run_events
+from chatapp.services import approvals, run_events, workspace_files
 from chatapp.services.limits import model_allowed
 from chatapp.services.providers import default_provider
 from chatapp.services.runs import request_cancel, start_run
@@ -122,7 +123,7 @@ def _conversation_out(convo: Conversation) -> dict[str, Any]:
 @router.get("/conversations", response=list[ConversationOut], summary="Your conversations, newest first")
 def list_conversations(request: HttpRequest, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
     require_scope(request, "chat", "traces")
-    rows = Conversation.objects.filter(owner=request.user).select_related("provider")
+    rows = Conversation.objects.filter(owner=request.user, deleted_at__isnull=True).select_related("provider")
     limit = max(1, min(limit, 200))
     return [_conversation_out(c) for c in rows[max(0, offset) : max(0, offset) + limit]]
 
@@ -153,10 +154,7 @@ def create_conversation(request: HttpRequest, body: ConversationIn) -> Status:
     "/conversations/{conversation_id}", response=ConversationDetail, summary="A conversation and its messages"
 )
 def get_conversation(request: HttpRequest, conversation_id: int) -> dict[str, Any]:
-    require_scope(request, "chat", "traces")
-    convo = get_object_or_404(Conversation, pk=conversation_id)
-    if not can_view_conversation(request.user, convo):
-        raise ApiError(404, "No such conversation.", "not_found")
+    convo = _readable_conversation(request, conversation_id)
     messages = convo.messages.filter(role__in=(Message.Role.USER, Message.Role.ASSISTANT))
     return {
         **_conversation_out(convo),
@@ -172,6 +170,58 @@ def get_conversation(request: HttpRequest, conversation_id: int) -> dict[str, An
             for m in messages
         ],
     }
+
+
+def _readable_conversation(request: HttpRequest, conversation_id: int) -> Conversation:
+    """Own conversations with ``chat``; others' too with ``traces`` when the user may see them."""
+    require_scope(request, "chat", "traces")
+    convo = Conversation.objects.filter(pk=conversation_id).first()
+    own = convo is not None and convo.owner_id == request.user.pk and not convo.deleted_at
+    others = (
+        convo is not None and "traces" in request.auth.scopes and can_view_conversation(request.user, convo)
+    )
+    if not (own or others):
+        raise ApiError(404, "No such conversation.", "not_found")
+    return convo
+
+
+class FileOut(Schema):
+    path: str
+    size: int
+    modified: datetime
+    origin: str
+
+
+@router.get(
+    "/conversations/{conversation_id}/files",
+    response=list[FileOut],
+    summary="The conversation's workspace files (who wrote each)",
+)
+def list_files(request: HttpRequest, conversation_id: int) -> list[dict[str, Any]]:
+    convo = _readable_conversation(request, conversation_id)
+    return [
+        {"path": e.path, "size": e.size, "modified": e.modified, "origin": e.origin}
+        for e in workspace_files.list_files(convo)
+    ]
+
+
+@router.get(
+    "/conversations/{conversation_id}/files/{path:path}",
+    summary="Download one workspace file",
+    openapi_extra={
+        "responses": {200: {"content": {"application/octet-stream": {}}, "description": "the file"}}
+    },
+)
+def download_file(request: HttpRequest, conversation_id: int, path: str) -> FileResponse:
+    convo = _readable_conversation(request, conversation_id)
+    try:
+        handle, _, safe = workspace_files.open_for_reading(convo, path)
+    except workspace_files.FileRefused as exc:
+        raise ApiError(404, str(exc), "no_such_file") from None
+    response = FileResponse(handle, as_attachment=True, filename=safe.parts[-1])
+    response["Content-Type"] = mimetypes.guess_type(safe.parts[-1])[0] or "application/octet-stream"
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
 
 
 @router.post(

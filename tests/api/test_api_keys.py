@@ -223,3 +223,25 @@ def test_rest_conversations_obey_ownership(cast):
     bad = client.post(f"/api/conversations/{cid}/messages", data={"txt": "hi"},
                       content_type="application/json", **bearer(alice))
     assert bad.status_code == 422 and "text" in bad.json()["detail"]
+
+
+def test_workspace_files_list_and_download(cast, settings, tmp_path):
+    settings.WORKSPACE_ROOT = tmp_path
+    convo = Conversation.objects.create(owner=cast["alice"])
+    root = tmp_path / f"user-{cast['alice'].pk}" / f"conversation-{convo.pk}"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "report.md").write_bytes("# Bericht ü\n".encode())
+    (tmp_path / "secret.txt").write_text("outside")
+    alice = api_keys.create_key(cast["alice"], "a", "chat").secret
+    bob = api_keys.create_key(cast["bob"], "b", "chat,traces").secret
+    otto = api_keys.create_key(cast["otto"], "o", "traces").secret
+    client = Client()
+    listing = client.get(f"/api/conversations/{convo.pk}/files", **bearer(alice)).json()
+    assert [(f["path"], f["size"]) for f in listing] == [("docs/report.md", len("# Bericht ü\n".encode()))]
+    got = client.get(f"/api/conversations/{convo.pk}/files/docs/report.md", **bearer(alice))
+    assert got.status_code == 200 and b"".join(got.streaming_content) == "# Bericht ü\n".encode()
+    assert "attachment" in got["Content-Disposition"]
+    escape = client.get(f"/api/conversations/{convo.pk}/files/../../secret.txt", **bearer(alice))
+    assert escape.status_code == 404
+    assert client.get(f"/api/conversations/{convo.pk}/files", **bearer(bob)).status_code == 404
+    assert client.get(f"/api/conversations/{convo.pk}/files", **bearer(otto)).status_code == 200  # auditor
