@@ -21,6 +21,9 @@ class Sink(Protocol):
     # shows a tool server's link to the user and waits up to ``timeout`` seconds for them to open
     # or decline it ("cancel" when no answer came; ``request.wait`` False: show it, return at once).
     # A sink without it declines every link.
+    #
+    # Optional: ``async def stop_reason(self) -> str | None``, asked before every model round after
+    # the first: a reason (a budget used up) fails the run with that message instead of sending it.
 
 
 class ListSink:

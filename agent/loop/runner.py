@@ -82,11 +82,22 @@ async def run_step(
             return interruption or NextStepRunAgain()
         guard = guard_reason(state, settings)
         kind = "final" if guard else "normal"
+        if stop := await _stop_reason(sink):
+            return await _fail(state, sink, "BudgetExceeded", stop, "budget")
         return await _model_round(state, provider, tools, sink, settings, kind, guard, force=full)
     chain = continuation_chain(state)
     if choice.finish_reason == "length" and len(chain) - 1 < settings.max_continuations:
+        if stop := await _stop_reason(sink):
+            return await _fail(state, sink, "BudgetExceeded", stop, "budget")
         return await _model_round(state, provider, tools, sink, settings, "continuation", None, force=full)
     return await _finish(state, sink)
+
+
+async def _stop_reason(sink: Sink) -> str | None:
+    """Between rounds: a reason the host wants the run stopped before the next model request (a
+    budget used up). The round before it finished with its tool calls; the next is never sent."""
+    ask = getattr(sink, "stop_reason", None)
+    return await ask() if ask is not None else None
 
 
 def offered_tools(infos: list[ToolInfo], allowed: tuple[str, ...] | None) -> dict[str, ToolInfo]:

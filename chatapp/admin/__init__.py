@@ -2,6 +2,6 @@
 read-only views of runs and their trace. One module per area; importing them registers them.
 """
 
-from chatapp.admin import api_keys, approvals, mcp, policies, providers, trace
+from chatapp.admin import api_keys, approvals, mcp, policies, providers, quotas, trace
 
-__all__ = ["api_keys", "approvals", "mcp", "policies", "providers", "trace"]
+__all__ = ["api_keys", "approvals", "mcp", "policies", "providers", "quotas", "trace"]

@@ -8,6 +8,7 @@ from chatapp.models.mcp_server import McpServer
 from chatapp.models.policy import ToolPolicy
 from chatapp.models.pricing import ModelPrice
 from chatapp.models.provider import ProviderConfig
+from chatapp.models.quotas import Quota
 from chatapp.models.run import ACTIVE_STATUSES, TERMINAL_STATUSES, Approval, Round, Run, RunEvent, ToolCall
 from chatapp.models.worker import WorkerBeat
 
@@ -22,6 +23,7 @@ __all__ = [
     "Message",
     "ModelPrice",
     "ProviderConfig",
+    "Quota",
     "Round",
     "Run",
     "RunEvent",

@@ -55,6 +55,10 @@ def check_user_limits(user_id: int) -> None:
             f"You sent {len(recent)} messages in the last minute; the limit is {per_minute}. "
             f"Try again in {wait} s."
         )
+    # What admins set per user and group (issue 13): tighter limits and the token/cost budgets.
+    from chatapp.services.quotas import check_run_start
+
+    check_run_start(user_id)
 
 
 def model_allowed(provider: ProviderConfig, model: str) -> bool:

@@ -15,6 +15,7 @@ from chatapp.services import links
 from chatapp.services.errors import ChatError
 from chatapp.services.limits import LimitReached, model_allowed
 from chatapp.services.providers import default_provider, ensure_env_providers
+from chatapp.services.quotas import shown_to_user
 from chatapp.services.runs import request_cancel, start_run
 from chatapp.services.workspace_files import list_files
 from chatapp.views.charts import usage_bars
@@ -66,6 +67,7 @@ def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
         "active_run": convo.runs.filter(status__in=("queued", "running", "awaiting_approval")).first(),
         "chart": usage_bars(convo),
         "tool_toggles": tool_toggles(convo),
+        "budget_lines": shown_to_user(request.user),
         "files": list_files(convo),
         **upload_limits(),
     }

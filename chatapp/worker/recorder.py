@@ -196,6 +196,12 @@ class RunRecorder:
         await self.flush()
         await self._ephemeral("status", {"status": status, **extra})
 
+    async def stop_reason(self) -> str | None:
+        """A budget used up since the run started (issue 13): the loop stops before the next round."""
+        from chatapp.services.quotas import stop_reason
+
+        return await self.runtime.db(stop_reason, self.run_id)
+
     async def is_cancelled(self) -> bool:
         return self.run_id in self.runtime.cancels.cancelled
 

@@ -1,0 +1,88 @@
+"""Quotas and budgets an admin sets per user or per group (issue 13 item 3; docs/quotas.md)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+LIMIT_FIELDS = (
+    "tokens_per_day",
+    "tokens_per_month",
+    "cost_per_day",
+    "cost_per_month",
+    "max_concurrent_runs",
+    "messages_per_minute",
+)
+
+
+def _cost(label: str) -> models.DecimalField:
+    return models.DecimalField(
+        label,
+        max_digits=14,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="in COST_CURRENCY, from the price table; empty = no limit",
+    )
+
+
+class Quota(models.Model):
+    """Limits for one user, or for a group: each member alone, or the members together (``shared``).
+
+    Every quota that applies to a person is checked (their own and each of their groups'); the first
+    one reached stops them. Empty fields mean no limit of that kind.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="quotas"
+    )
+    group = models.ForeignKey(
+        "auth.Group", null=True, blank=True, on_delete=models.CASCADE, related_name="quotas"
+    )
+    shared = models.BooleanField(
+        default=False,
+        help_text="group only: the limits hold for the members together, not for each member",
+    )
+    tokens_per_day = models.PositiveBigIntegerField(null=True, blank=True, help_text="empty = no limit")
+    tokens_per_month = models.PositiveBigIntegerField(null=True, blank=True, help_text="empty = no limit")
+    cost_per_day = _cost("cost per day")
+    cost_per_month = _cost("cost per month")
+    max_concurrent_runs = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)], help_text="runs queued or running at once"
+    )
+    messages_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)], help_text="runs started in any 60 s"
+    )
+    enabled = models.BooleanField(default=True)
+    note = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(user__isnull=False) & Q(group__isnull=True))
+                | (Q(user__isnull=True) & Q(group__isnull=False)),
+                name="quota_user_xor_group",
+            ),
+            models.UniqueConstraint(
+                fields=["user"], condition=Q(user__isnull=False), name="quota_one_per_user"
+            ),
+            models.UniqueConstraint(
+                fields=["group"], condition=Q(group__isnull=False), name="quota_one_per_group"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        if self.user_id:
+            return f"quota of {self.user}"
+        return f"quota of group {self.group}" + (" (together)" if self.shared else " (each member)")
+
+    def clean(self) -> None:
+        from chatapp.services.quotas import quota_problems
+
+        problems = quota_problems(self)
+        if problems:
+            raise ValidationError(problems)

@@ -1,0 +1,331 @@
+"""Quotas and budgets (issue 13 item 3): what a person may still use, checked before a run starts
+(inside the transaction that creates it, after the per-user limits of ``limits.py``) and between
+rounds by the worker (a run that crosses a budget finishes its round, then stops with the reason).
+
+Usage is read from the stored rounds: tokens are the prompt + completion tokens each round reported,
+cost is the round's price-table cost (``Round.cost``; a round without a price counts no cost, and the
+admin refuses a cost budget while no price exists). Days and months are those of ``TIME_ZONE``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db.models import BigIntegerField, Count, Q, Sum, Value
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast, Coalesce
+from django.utils import timezone
+
+from chatapp.models import ModelPrice, Quota, Round, Run
+from chatapp.services.limits import LimitReached
+
+BUDGETS = {
+    "tokens_per_day": ("tokens", "day"),
+    "tokens_per_month": ("tokens", "month"),
+    "cost_per_day": ("cost", "day"),
+    "cost_per_month": ("cost", "month"),
+}
+IN_FLIGHT = (Run.Status.QUEUED, Run.Status.RUNNING)
+
+
+class BudgetExceeded(LimitReached):
+    """A token or cost budget is used up; shown as it is (HTTP 429)."""
+
+
+@dataclass(frozen=True)
+class Used:
+    tokens: int = 0
+    cost: Decimal = Decimal(0)
+
+
+@dataclass(frozen=True)
+class BudgetState:
+    quota: Quota
+    field: str
+    limit: Decimal | int
+    used: Decimal | int
+
+    @property
+    def what(self) -> str:
+        return BUDGETS[self.field][0]
+
+    @property
+    def period(self) -> str:
+        return BUDGETS[self.field][1]
+
+    @property
+    def fraction(self) -> float:
+        return float(self.used) / float(self.limit) if self.limit else 1.0
+
+    @property
+    def reached(self) -> bool:
+        return self.used >= self.limit
+
+    def amount(self, value: Decimal | int) -> str:
+        if self.what == "tokens":
+            return f"{int(value):,} tokens"
+        from chatapp.services.costs import money
+
+        return money(Decimal(value))
+
+    @property
+    def whose(self) -> str:
+        if self.quota.user_id:
+            return "your quota"
+        together = "together" if self.quota.shared else "each member"
+        return f"the quota of group {self.quota.group.name} ({together})"
+
+    @property
+    def when(self) -> str:
+        return "today" if self.period == "day" else "this month"
+
+    def exceeded_message(self) -> str:
+        resets = "at midnight" if self.period == "day" else "on the first of next month"
+        period = "daily" if self.period == "day" else "monthly"
+        label = "token" if self.what == "tokens" else "cost"
+        return (
+            f"The {period} {label} budget is used up: {self.amount(self.used)} {self.when}, "
+            f"the limit is {self.amount(self.limit)} ({self.whose}). It resets {resets} "
+            f"({timezone.get_current_timezone_name()})."
+        )
+
+    def shown(self) -> str:
+        label = "token" if self.what == "tokens" else "cost"
+        return (
+            f"{min(999, int(self.fraction * 100))} % of {self.when}'s {label} budget used "
+            f"({self.amount(self.used)} of {self.amount(self.limit)})"
+        )
+
+
+# --- settings an admin may not save ---------------------------------------------------------
+
+
+def quota_problems(quota: Quota) -> dict[str, str]:
+    """Reasons a quota makes no sense, per field (the admin shows them beside the fields)."""
+    problems: dict[str, str] = {}
+    if bool(quota.user_id) == bool(quota.group_id):
+        problems["user"] = "Choose either a user or a group."
+    if quota.shared and not quota.group_id:
+        problems["shared"] = "Only a group's quota can be shared by its members."
+    values = {f: getattr(quota, f) for f in BUDGETS} | {
+        "max_concurrent_runs": quota.max_concurrent_runs,
+        "messages_per_minute": quota.messages_per_minute,
+    }
+    for field, value in values.items():
+        if value is not None and value < 0:
+            problems[field] = "A limit cannot be negative."
+    if all(v is None for v in values.values()):
+        problems["tokens_per_day"] = "Set at least one limit (an empty field means no limit)."
+    for what in ("tokens", "cost"):
+        day, month = values[f"{what}_per_day"], values[f"{what}_per_month"]
+        if day is not None and month is not None and day > month:
+            problems[f"{what}_per_day"] = f"The daily {what} limit is above the monthly one."
+    costs = values["cost_per_day"] is not None or values["cost_per_month"] is not None
+    if costs and not _any_price():
+        problems["cost_per_day"] = (
+            "There are no prices in the price table (admin → Model prices), so no round has a cost "
+            "and a cost budget could never be reached. Enter the prices first, or use token limits."
+        )
+    return problems
+
+
+def _any_price() -> bool:
+    fields = ("input", "output", "cached_read", "cache_write", "reasoning")
+    return ModelPrice.objects.filter(
+        Q(*[Q(**{f"{f}__isnull": False}) for f in fields], _connector=Q.OR)
+    ).exists()
+
+
+# --- usage ------------------------------------------------------------------------------------
+
+
+def period_starts(now: datetime | None = None) -> dict[str, datetime]:
+    local = timezone.localtime(now)
+    day = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    return {"day": day, "month": day.replace(day=1)}
+
+
+def _round_tokens() -> Any:
+    def part(key: str) -> Any:
+        return Coalesce(Cast(KT(f"usage__{key}"), BigIntegerField()), Value(0))
+
+    return Sum(part("prompt_tokens") + part("completion_tokens"))
+
+
+def used_by(user_ids: list[int], since: datetime) -> Used:
+    row = Round.objects.filter(run__conversation__owner_id__in=user_ids, created_at__gte=since).aggregate(
+        tokens=_round_tokens(), cost=Sum("cost")
+    )
+    return Used(int(row["tokens"] or 0), row["cost"] or Decimal(0))
+
+
+def applicable(user: Any) -> list[Quota]:
+    return list(
+        Quota.objects.filter(Q(user=user) | Q(group__in=user.groups.all()), enabled=True)
+        .select_related("group")
+        .order_by("id")
+    )
+
+
+def counted_users(quota: Quota, user: Any) -> list[int]:
+    if quota.group_id and quota.shared:
+        return list(quota.group.user_set.values_list("pk", flat=True))
+    return [user.pk]
+
+
+def budget_states(user: Any, quotas: list[Quota] | None = None) -> list[BudgetState]:
+    starts = period_starts()
+    states = []
+    cache: dict[tuple[tuple[int, ...], str], Used] = {}
+    for quota in applicable(user) if quotas is None else quotas:
+        ids = tuple(counted_users(quota, user))
+        for field, (what, period) in BUDGETS.items():
+            limit = getattr(quota, field)
+            if limit is None:
+                continue
+            key = (ids, period)
+            if key not in cache:
+                cache[key] = used_by(list(ids), starts[period])
+            states.append(BudgetState(quota, field, limit, getattr(cache[key], what)))
+    return states
+
+
+def check_budgets(user: Any, quotas: list[Quota] | None = None) -> None:
+    for state in budget_states(user, quotas):
+        if state.reached:
+            raise BudgetExceeded(state.exceeded_message())
+
+
+def check_run_start(user_id: int) -> None:
+    """Call inside the transaction that creates the run (after ``limits.check_user_limits`` locked
+    the user's row): the quotas' concurrency and message-rate limits, then the budgets."""
+    user = get_user_model().objects.get(pk=user_id)
+    quotas = applicable(user)
+    since = timezone.now() - timedelta(seconds=60)
+    for quota in quotas:
+        runs = Run.objects.filter(conversation__owner_id__in=counted_users(quota, user))
+        counts = runs.aggregate(
+            flight=Count("pk", filter=Q(status__in=IN_FLIGHT)),
+            minute=Count("pk", filter=Q(created_at__gte=since)),
+        )
+        whose = "your quota" if quota.user_id else f"the quota of group {quota.group.name}"
+        if quota.max_concurrent_runs is not None and counts["flight"] >= quota.max_concurrent_runs:
+            raise LimitReached(
+                f"{counts['flight']} answers are in progress; {whose} allows {quota.max_concurrent_runs} "
+                "at once. Wait for one to finish (or stop one), then send again."
+            )
+        if quota.messages_per_minute is not None and counts["minute"] >= quota.messages_per_minute:
+            raise LimitReached(
+                f"{counts['minute']} messages in the last minute; {whose} allows "
+                f"{quota.messages_per_minute}. Try again in a minute."
+            )
+    check_budgets(user, quotas)
+
+
+def stop_reason(run_id: int) -> str | None:
+    """For the worker between rounds: why this run must stop now, or None."""
+    run = Run.objects.select_related("conversation__owner").filter(pk=run_id).first()
+    if run is None:
+        return None
+    try:
+        check_budgets(run.conversation.owner)
+    except BudgetExceeded as exc:
+        return str(exc)
+    return None
+
+
+def shown_to_user(user: Any) -> list[str]:
+    """The line(s) under the message box: the most used budget per period and kind."""
+    best: dict[tuple[str, str], BudgetState] = {}
+    for state in budget_states(user):
+        key = (state.what, state.period)
+        if key not in best or state.fraction > best[key].fraction:
+            best[key] = state
+    return [s.shown() for s in sorted(best.values(), key=lambda s: -s.fraction)]
+
+
+# --- the admins' usage report -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UsageRow:
+    kind: str  # "user" or "group"
+    name: str
+    members: int
+    tokens_today: int
+    tokens_month: int
+    cost_today: Decimal
+    cost_month: Decimal
+    unpriced_rounds_month: int
+    limits: str
+
+    CSV_HEADER = (
+        "kind",
+        "name",
+        "members",
+        "tokens_today",
+        "tokens_month",
+        "cost_today",
+        "cost_month",
+        "unpriced_rounds_month",
+        "limits",
+    )
+
+    def csv(self) -> list[str]:
+        return [str(getattr(self, f)) for f in self.CSV_HEADER]
+
+
+def _per_user(since: datetime) -> dict[int, dict[str, Any]]:
+    rows = (
+        Round.objects.filter(created_at__gte=since)
+        .order_by()
+        .values("run__conversation__owner_id")
+        # Not named "cost": the filter below would then read the annotation, not the field.
+        .annotate(
+            tokens=_round_tokens(), spent=Sum("cost"), unpriced=Count("pk", filter=Q(cost__isnull=True))
+        )
+    )
+    return {r["run__conversation__owner_id"]: {**r, "cost": r["spent"]} for r in rows}
+
+
+def _limits_text(quota: Quota | None) -> str:
+    if quota is None:
+        return ""
+    parts = [f"{f}={getattr(quota, f)}" for f in (*BUDGETS, "max_concurrent_runs", "messages_per_minute")]
+    return "; ".join(p for p in parts if not p.endswith("=None")) + ("" if quota.enabled else " (disabled)")
+
+
+def usage_report() -> list[UsageRow]:
+    from django.contrib.auth.models import Group
+
+    starts = period_starts()
+    today, month = _per_user(starts["day"]), _per_user(starts["month"])
+    quotas_by_user = {q.user_id: q for q in Quota.objects.filter(user__isnull=False)}
+    quotas_by_group = {q.group_id: q for q in Quota.objects.filter(group__isnull=False)}
+
+    def row(kind: str, name: str, ids: list[int], quota: Quota | None) -> UsageRow:
+        def total(table: dict[int, dict[str, Any]], key: str) -> Any:
+            return sum((table.get(i, {}).get(key) or 0 for i in ids), Decimal(0) if key == "cost" else 0)
+
+        return UsageRow(
+            kind,
+            name,
+            len(ids),
+            total(today, "tokens"),
+            total(month, "tokens"),
+            total(today, "cost"),
+            total(month, "cost"),
+            total(month, "unpriced"),
+            _limits_text(quota),
+        )
+
+    users = get_user_model().objects.order_by("username")
+    rows = [row("user", u.get_username(), [u.pk], quotas_by_user.get(u.pk)) for u in users]
+    for group in Group.objects.order_by("name").prefetch_related("user_set"):
+        ids = [u.pk for u in group.user_set.all()]
+        rows.append(row("group", group.name, ids, quotas_by_group.get(group.pk)))
+    return rows
