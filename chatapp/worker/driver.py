@@ -19,7 +19,7 @@ from agent.loop import LoopSettings, NextStepInterruption, run_agent
 from agent.mcp import GATEWAY_TOOL
 from agent.providers.errors import ProviderError
 from chatapp.services.approvals import void_stale_approvals
-from chatapp.worker import store
+from chatapp.worker import links, store
 from chatapp.worker.context import RunContext, load_run_context
 from chatapp.worker.lease import renew_lease, taken_over
 from chatapp.worker.recorder import RunRecorder
@@ -36,6 +36,8 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
     lost = asyncio.Event()
     renewer = asyncio.create_task(_keep_lease(runtime, run_id, lease, lost))
     try:
+        # Links a dead worker's calls were waiting on can no longer be answered.
+        await runtime.db(links.close_pending, run_id)
         await recorder.publish_status("running")
         provider = ctx.build_provider(await runtime.http_client())
         toolbox = await build_toolbox(runtime, ctx)
@@ -85,6 +87,9 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
         renewer.cancel()
         await recorder.flush()
         recorder.close()
+        # No call of this segment waits any more (finished, stopped, crashed or handed back): none of
+        # the links it asked stays open. Only its own: a worker that took the run over has its own.
+        await runtime.db(links.close_pending, run_id, recorder.link_ids)
 
 
 async def _void_stale_approvals(runtime: WorkerRuntime, ctx: RunContext, toolbox: Any) -> None:

@@ -22,6 +22,7 @@ ANSWERS: dict[str, LinkAnswer] = {"accepted": "accept", "declined": "decline"}
 
 async def ask(recorder: Any, request: LinkRequest, timeout: float) -> LinkAnswer:
     link_id = await recorder.runtime.db(_create, recorder.run_id, request)
+    recorder.link_ids.append(link_id)
     await recorder.publish_link(link_id, "pending" if request.wait else "shown", request)
     if not request.wait:
         return "cancel"
@@ -67,3 +68,14 @@ def _close(link_id: int) -> str:
         state=ToolLink.State.CANCELLED, answered_at=timezone.now()
     )
     return _state(link_id)
+
+
+def close_pending(run_id: int, link_ids: list[int] | None = None) -> int:
+    """The run's links (or only ``link_ids``) still waiting for an answer get "no answer": nobody
+    waits for them any more."""
+    from chatapp.models import ToolLink
+
+    pending = ToolLink.objects.filter(run_id=run_id, state=ToolLink.State.PENDING)
+    if link_ids is not None:
+        pending = pending.filter(pk__in=link_ids)
+    return pending.update(state=ToolLink.State.CANCELLED, answered_at=timezone.now())

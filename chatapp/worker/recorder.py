@@ -93,6 +93,7 @@ class RunRecorder:
         runtime.cancels.watch(run_id)
         self.frames_published = 0
         self.partial_text: list[str] = []
+        self.link_ids: list[int] = []  # ToolLinks this segment asked (links.py)
         # name -> ToolInfo of the tools offered in this run, so approvers see the exact definition.
         self.tool_infos: dict[str, Any] = {}  # text of the round in flight, kept if the run is stopped
 

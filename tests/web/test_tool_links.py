@@ -89,6 +89,7 @@ class RecorderStandIn:
 
         self.run_id = run_id
         self.frames: list[tuple[int, str]] = []
+        self.link_ids: list[int] = []
         db = staticmethod(lambda fn, *a: asyncio.to_thread(in_thread, fn, *a))
         self.runtime = type("Runtime", (), {"db": db})()
 
@@ -148,3 +149,14 @@ def test_the_users_answer_reaches_the_waiting_worker(cast):
     link_id, answer = asyncio.run(scenario())
     assert answer == "accept"
     assert recorder.frames[-1] == (link_id, "accepted")
+
+
+def test_links_left_pending_by_a_run_segment_are_closed(cast, run):
+    from chatapp.worker import links
+
+    waiting, answered, others = link(run), link(run, state="declined"), link(run)
+    assert links.close_pending(run.pk, [waiting.pk, answered.pk]) == 1  # a segment closes its own
+    assert links.close_pending(run.pk) == 1  # a new segment closes what a dead one left
+    for item in (waiting, answered, others):
+        item.refresh_from_db()
+    assert (waiting.state, answered.state, others.state) == ("cancelled", "declined", "cancelled")
