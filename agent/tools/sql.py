@@ -15,13 +15,11 @@ Nothing here tries to recognise "bad SQL": a parser can be fooled, a missing pri
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import datetime as dt
 import decimal
 import json
 import sqlite3
-import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +28,7 @@ from urllib.parse import quote
 
 from agent.toolbox import ToolContext, ToolInfo, ToolOutcome
 from agent.tools import specs
+from agent.tools.threads import Budget, run_abandonable
 
 MAX_SQL_CHARS = 20_000
 MAX_LIMIT = 1000
@@ -170,7 +169,9 @@ class SqliteBackend:
         self.timeout = timeout
 
     async def query(self, sql: str, limit: int) -> QueryResult:
-        return await asyncio.to_thread(self._query, sql, limit)
+        # An abandonable tool thread: Stop and the tool timeout end the await at once, and the
+        # progress handler below interrupts the statement as soon as the budget says so.
+        return await run_abandonable(self._query, sql, limit, budget=Budget.of(self.timeout))
 
     def _connect(self) -> sqlite3.Connection:
         if not self.path.is_file():
@@ -183,11 +184,10 @@ class SqliteBackend:
         conn.set_authorizer(_authorizer)  # installed last: from here on even PRAGMA is denied
         return conn
 
-    def _query(self, sql: str, limit: int) -> QueryResult:
+    def _query(self, sql: str, limit: int, budget: Budget) -> QueryResult:
         conn = self._connect()
-        deadline = time.monotonic() + self.timeout
         # The progress handler is SQLite's only way to interrupt a running statement.
-        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+        conn.set_progress_handler(lambda: int(budget.expired()), 10_000)
         try:
             cur = conn.execute(sql)
             columns = [d[0] for d in cur.description or ()]
