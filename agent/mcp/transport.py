@@ -51,6 +51,45 @@ def session_expiry_hook(on_expired: Callable[[], None]) -> Callable[[httpx2.Resp
     return hook
 
 
+class MessageTooLarge(httpx2.StreamError):
+    """A response body over the message cap: reading stops, the request gets a parse error."""
+
+
+class _CappedBody(httpx2.AsyncByteStream):
+    def __init__(self, inner: Any, cap: int) -> None:
+        self.inner, self.cap = inner, cap
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        seen = 0
+        async for chunk in self.inner:
+            seen += len(chunk)
+            if seen > self.cap:
+                raise MessageTooLarge(f"response body over {self.cap} bytes dropped by the client")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class CappedTransport(httpx2.AsyncBaseTransport):
+    """Caps each POST response body (a JSON answer, or the SSE stream carrying one call's messages) at
+    ``cap`` bytes, so a server cannot make the worker read and hold an unbounded answer (L7). The SDK
+    turns the ``StreamError`` into an error answer for that request."""
+
+    def __init__(self, cap: int = MAX_MESSAGE_BYTES) -> None:
+        self.inner = httpx2.AsyncHTTPTransport()
+        self.cap = cap
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self.inner.handle_async_request(request)
+        if request.method == "POST":
+            response.stream = _CappedBody(response.stream, self.cap)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 @asynccontextmanager
 async def _streamable_http(
     config: McpServerConfig, on_session_expired: Callable[[], None] | None
@@ -58,8 +97,12 @@ async def _streamable_http(
     # Headers (auth tokens ...) travel through our own httpx2 client; the SDK leaves its lifecycle to us.
     timeout = httpx2.Timeout(config.connect_timeout, read=max(300.0, config.call_timeout))
     hooks = {"response": [session_expiry_hook(on_session_expired)]} if on_session_expired else {}
-    async with httpx2.AsyncClient(headers=dict(config.headers), timeout=timeout, event_hooks=hooks) as http:
-        async with streamable_http_client(config.url or "", http_client=http) as streams:
+    async with httpx2.AsyncClient(
+        headers=dict(config.headers), timeout=timeout, event_hooks=hooks, transport=CappedTransport()
+    ) as http:
+        async with streamable_http_client(
+            config.url or "", http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES
+        ) as streams:
             yield streams
 
 

@@ -37,12 +37,20 @@ def context_menu(request: HttpRequest, conversation_id: int) -> HttpResponse:
     return render(request, PAGE, {"conversation": convo, "servers": servers or {}, "error": error})
 
 
+def _switched_off(convo, server: str) -> str | None:
+    """A server the user switched off for this conversation is not read from for it either."""
+    if (convo.tool_settings or {}).get("servers", {}).get(server) is False:
+        return f"The MCP server {server!r} is switched off in this conversation's settings."
+    return None
+
+
 @login_required
 @require_POST
 def attach(request: HttpRequest, conversation_id: int) -> HttpResponse:
     convo = owned_conversation_or_404(request.user, conversation_id)
     server, uri = request.POST.get("server", ""), request.POST.get("uri", "")
-    result, error = _ask(mcp_read_resource, server, uri)
+    refused = _switched_off(convo, server)
+    result, error = (None, refused) if refused else _ask(mcp_read_resource, server, uri)
     if result is not None:
         attached = [a for a in convo.attached_context if a.get("uri") != uri][-(MAX_ATTACHED - 1) :]
         convo.attached_context = [*attached, result]
@@ -63,9 +71,13 @@ def detach(request: HttpRequest, conversation_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def expand_prompt(request: HttpRequest, conversation_id: int) -> HttpResponse:
-    owned_conversation_or_404(request.user, conversation_id)
+    convo = owned_conversation_or_404(request.user, conversation_id)
     arguments = {k[4:]: v for k, v in request.POST.items() if k.startswith("arg:") and v}
-    result, error = _ask(
-        mcp_expand_prompt, request.POST.get("server", ""), request.POST.get("name", ""), arguments
+    server = request.POST.get("server", "")
+    refused = _switched_off(convo, server)
+    result, error = (
+        (None, refused)
+        if refused
+        else _ask(mcp_expand_prompt, server, request.POST.get("name", ""), arguments)
     )
     return render(request, f"{PAGE}#prompt-text", {"text": (result or {}).get("text", ""), "error": error})

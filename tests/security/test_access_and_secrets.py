@@ -115,3 +115,15 @@ def test_m10_mcp_env_and_header_values_are_encrypted_at_rest_and_redacted_once_l
     assert loaded.env["API_TOKEN"] == CANARY_ENV and loaded.headers["X-Team"] == "blue"
     assert redact_text(f"echo: {CANARY_ENV} {CANARY_HDR}") == f"echo: {REDACTED} {REDACTED}"
     assert redact_text("blue") == "blue"  # not secret by its name or its look
+
+
+def test_m2_a_server_switched_off_in_a_conversation_is_not_read_for_it(cast):
+    from chatapp.models import Conversation
+
+    convo = Conversation.objects.create(owner=cast["alice"], tool_settings={"servers": {"hostile": False}})
+    client = _client(cast["alice"])
+    attach = client.post(f"/c/{convo.pk}/context/attach/", {"server": "hostile", "uri": "hostile://r1"})
+    prompt = client.post(f"/c/{convo.pk}/context/prompt/", {"server": "hostile", "name": "p1"})
+    assert "switched off" in attach.content.decode() and "switched off" in prompt.content.decode()
+    convo.refresh_from_db()
+    assert convo.attached_context == []

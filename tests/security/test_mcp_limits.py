@@ -36,3 +36,32 @@ async def test_stderr_is_kept_in_a_rotated_log_of_bounded_size(tmp_path):
     logs = list(tmp_path.glob("hostile.stderr.log*"))
     total = sum(p.stat().st_size for p in logs)
     assert len(logs) == LOG_BACKUPS + 1 and total <= (LOG_BACKUPS + 1) * (LOG_MAX_BYTES + 64 * 1024)
+
+
+async def test_over_http_an_oversized_result_is_refused_and_the_session_goes_on(tmp_path):
+    import socket
+    import subprocess
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, HOSTILE, "--http", str(port)], stderr=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)  # readiness poll of the child server
+        config = McpServerConfig(name="h", transport="http", url=f"http://127.0.0.1:{port}/mcp")
+        async with McpPool([config], log_dir=tmp_path) as pool:
+            started = time.monotonic()
+            with pytest.raises(McpError, match=f"over {MAX_MESSAGE_BYTES} bytes"):
+                await pool.call_tool("h", "flood", {"mb": 40}, timeout=60)
+            assert time.monotonic() - started < 30
+            assert not (await pool.call_tool("h", "flood", {"mb": 2}, timeout=60)).is_error
+    finally:
+        proc.kill()
+        proc.wait(10)
