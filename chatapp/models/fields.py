@@ -10,12 +10,15 @@ are read as they are and encrypted on their next save (migration 0006 re-saves t
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.db import models
 
 from chatapp.redaction import register_secret, secret_named
-from chatapp.secrets import decrypt, encrypt
+from chatapp.secrets import SecretUnreadable, decrypt, encrypt
+
+log = logging.getLogger(__name__)
 
 ENCRYPTED_PREFIX = "fernet:"
 REFERENCE_PREFIX = "env:"
@@ -39,7 +42,11 @@ class EncryptedValuesJSONField(models.JSONField):
         plain = {}
         for key, item in value.items():
             if isinstance(item, str) and item.startswith(ENCRYPTED_PREFIX):
-                item = decrypt(item[len(ENCRYPTED_PREFIX) :])
+                try:
+                    item = decrypt(item[len(ENCRYPTED_PREFIX) :])
+                except SecretUnreadable:
+                    # The key was rotated: keep the token (saving keeps it too); re-enter the value.
+                    log.warning("an MCP env/header value (%s) cannot be decrypted with the current key", key)
             if _is_literal(item) and secret_named(str(key), item):
                 register_secret(item)
             plain[key] = item
