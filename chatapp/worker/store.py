@@ -194,7 +194,7 @@ def mark_running_unknown(run_id: int) -> int:
             call.is_error = True
             call.error_code = "outcome_unknown"
             call.result = UNKNOWN_AFTER_STOP
-            call.save(update_fields=["status", "is_error", "error_code", "result"])
+            call.save(update_fields=["status", "is_error", "error_code", "result", "updated_at"])
             record("tool_call_status", run_id=run_id, subject=call)
         marked += 1
     return marked
