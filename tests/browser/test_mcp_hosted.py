@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from chatapp.models import McpServer, Run, RunEvent, ToolCall, ToolPolicy
 
@@ -49,6 +50,11 @@ def test_a_long_tool_shows_its_progress_live_and_outlives_its_idle_timeout(
     page.evaluate(OBSERVE_WAITING)
     page.fill("#message", '[[demo:call hosted__index {"steps": 8, "delay": 0.4}]]')
     page.press("#message", "Enter")
+    # Live, while the tool still runs: the waiting line shows the server's last report.
+    expect(page.locator("[data-role=waiting]")).to_contain_text(
+        re.compile(r"\d+ %, indexing…"), timeout=60_000
+    )
+    page.screenshot(path=str(artifacts / "mcp-progress-live.png"))
     page.locator("[data-role=answer]").wait_for(timeout=90_000)
     seen = page.evaluate("window.__waiting")
     shown = [t for t in seen if re.search(r"Tool hosted__index running: \d+ %, indexing… \(\d+ s\)", t)]
