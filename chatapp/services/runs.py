@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 from chatapp.audit import record
 from chatapp.models import Conversation, Message, ProviderConfig, Run, Upload
 from chatapp.redaction import redact_text
+from chatapp.services import branches
 from chatapp.services.dispatch import enqueue_on_commit
 from chatapp.services.errors import MessageRejected, RunAlreadyActive
 from chatapp.services.limits import check_model, check_user_limits
@@ -62,8 +63,18 @@ def _pending_uploads(conversation: Conversation, ids: list[int]) -> list[Upload]
     return rows
 
 
-def start_run(conversation: Conversation, text: str, attachments: list[int] | None = None) -> Run:
-    """Store the user's message and a queued run; enqueue the worker once the rows are committed."""
+def start_run(
+    conversation: Conversation,
+    text: str,
+    attachments: list[int] | None = None,
+    *,
+    edit_of: Message | None = None,
+) -> Run:
+    """Store the user's message and a queued run; enqueue the worker once the rows are committed.
+
+    The message follows the leaf of the branch on screen; an edit (``edit_of``) becomes a sibling of
+    the message it edits instead (same parent), which starts a new branch (services/branches.py).
+    """
     check_message(text)
     # A known secret pasted into the chat is stored (and sent) as [REDACTED], like everywhere else.
     text = redact_text(text)
@@ -73,32 +84,58 @@ def start_run(conversation: Conversation, text: str, attachments: list[int] | No
         with transaction.atomic():
             check_user_limits(conversation.owner_id)
             uploads = _pending_uploads(conversation, attachments or [])
+            if edit_of is not None:
+                # The edited question keeps the files the original had attached (still in the workspace).
+                uploads += list(edit_of.uploads.filter(deleted_at__isnull=True))
             model_text = text + attachment_note(uploads) if uploads else text
             message = Message.objects.create(
                 conversation=conversation,
                 role=Message.Role.USER,
                 content=text,
                 payload={"role": "user", "content": model_text},
+                parent_run=edit_of.parent_run if edit_of is not None else branches.leaf(conversation),
             )
-            if uploads:
+            if uploads and edit_of is None:
                 Upload.objects.filter(pk__in=[u.pk for u in uploads]).update(message=message)
-            run = Run.objects.create(
-                conversation=conversation,
-                user_message=message,
-                provider_name=provider.name,
-                model=model,
-            )
+            run = _queue_run(conversation, message, provider, model)
             message.run = run
             message.save(update_fields=["run"])
-            record("run_created", run_id=run.pk, actor=conversation.owner.get_username(), subject=run)
             if conversation.title == "New conversation":
                 conversation.title = text.strip().splitlines()[0][:60] or conversation.title
-            conversation.save(update_fields=["title", "updated_at"])
-            run.dispatch = enqueue_on_commit(run.pk)
+            conversation.save(update_fields=["title", "updated_at", "active_run"])
     except IntegrityError as exc:
         raise RunAlreadyActive(
             "The assistant is still answering in this conversation. Wait for it or stop it first."
         ) from exc
+    return run
+
+
+def regenerate_run(run: Run) -> Run:
+    """A new answer to the same question, a sibling of ``run`` (shown in its place as ‹ 2/2 ›)."""
+    conversation = run.conversation
+    if run.user_message is None:
+        raise MessageRejected("This answer has no stored question to answer again.")
+    provider = provider_for(conversation)
+    model = check_model(provider, conversation.model_override)
+    try:
+        with transaction.atomic():
+            check_user_limits(conversation.owner_id)
+            new = _queue_run(conversation, run.user_message, provider, model)
+            conversation.save(update_fields=["updated_at", "active_run"])
+    except IntegrityError as exc:
+        raise RunAlreadyActive(
+            "The assistant is still answering in this conversation. Wait for it or stop it first."
+        ) from exc
+    return new
+
+
+def _queue_run(conversation: Conversation, message: Message, provider: ProviderConfig, model: str) -> Run:
+    run = Run.objects.create(
+        conversation=conversation, user_message=message, provider_name=provider.name, model=model
+    )
+    conversation.active_run = run
+    record("run_created", run_id=run.pk, actor=conversation.owner.get_username(), subject=run)
+    run.dispatch = enqueue_on_commit(run.pk)
     return run
 
 

@@ -7,16 +7,17 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from chatapp.access import is_auditor, owned_conversation_or_404, refuse_auditors, viewable_run_or_404
-from chatapp.models import Conversation, ProviderConfig, Run, ToolLink
-from chatapp.services import links
-from chatapp.services.errors import ChatError
+from chatapp.models import Conversation, Message, ProviderConfig, Run, ToolLink
+from chatapp.services import branches, links
+from chatapp.services.errors import ChatError, RunAlreadyActive
 from chatapp.services.limits import LimitReached, model_allowed
 from chatapp.services.providers import default_provider, ensure_env_providers
 from chatapp.services.quotas import shown_to_user
-from chatapp.services.runs import request_cancel, start_run
+from chatapp.services.runs import regenerate_run, request_cancel, start_run
 from chatapp.services.workspace_files import list_files
 from chatapp.views.charts import usage_bars
 from chatapp.views.display import conversation_items
@@ -135,17 +136,63 @@ def answer_link(request: HttpRequest, run_id: int, link_id: int, action: str) ->
     return HttpResponse(status=204 if answered else 409)
 
 
+def _to_conversation(request: HttpRequest, convo: Conversation) -> HttpResponse:
+    """After a change of branch the whole exchange list changes: htmx reloads the page."""
+    if request.htmx:
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = reverse("conversation", args=[convo.pk])
+        return response
+    return redirect("conversation", conversation_id=convo.pk)
+
+
+def _refused(request: HttpRequest, error: ChatError) -> HttpResponse:
+    status = 429 if isinstance(error, LimitReached) else 409 if isinstance(error, RunAlreadyActive) else 422
+    response = render(request, f"{PAGE}#send-error", {"error": str(error)}, status=status)
+    response["HX-Retarget"] = "#send-error"
+    response["HX-Reswap"] = "outerHTML"
+    return response
+
+
 @login_required
 @require_POST
 def regenerate(request: HttpRequest, run_id: int) -> HttpResponse:
+    """A sibling answer to the same question, shown in place of this one (‹ 2/2 ›)."""
     run = viewable_run_or_404(request.user, run_id)
     convo = owned_conversation_or_404(request.user, run.conversation_id)
-    text = run.user_message.content if run.user_message else ""
     try:
-        new_run = start_run(convo, text)
+        regenerate_run(run)
     except ChatError as error:
-        return render(request, f"{PAGE}#send-error", {"error": str(error)}, status=422)
-    return _exchange(request, convo, new_run)
+        return _refused(request, error)
+    return _to_conversation(request, convo)
+
+
+@login_required
+@require_POST
+def edit_message(request: HttpRequest, message_id: int) -> HttpResponse:
+    """An edited question starts a new branch from the same point; the original stays on its own."""
+    message = get_object_or_404(Message, pk=message_id, role=Message.Role.USER)
+    convo = owned_conversation_or_404(request.user, message.conversation_id)
+    try:
+        start_run(convo, request.POST.get("message", ""), edit_of=message)
+    except ChatError as error:
+        return _refused(request, error)
+    return _to_conversation(request, convo)
+
+
+@login_required
+@require_POST
+def switch_branch(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    convo = owned_conversation_or_404(request.user, conversation_id)
+    message_id, run_id = request.POST.get("message", ""), request.POST.get("run", "")
+    try:
+        branches.switch_to(
+            convo,
+            message_id=int(message_id) if message_id.isdigit() else None,
+            run_id=int(run_id) if run_id.isdigit() else None,
+        )
+    except ChatError as error:
+        return _refused(request, error)
+    return _to_conversation(request, convo)
 
 
 @login_required

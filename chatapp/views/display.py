@@ -12,6 +12,8 @@ from agent.replay import blocks_from_dicts, opaque_size
 from chatapp.markdown import render_markdown
 from chatapp.models import Conversation, Message, Run, ToolLink
 from chatapp.redaction import redact_text
+from chatapp.services import branches
+from chatapp.services.branches import Position
 from chatapp.services.costs import CostTotal, total_of
 from chatapp.services.workspace_files import FILE_WRITERS, written_path
 from chatapp.workspaces import workspace_path
@@ -28,6 +30,8 @@ class Exchange:
     cost: CostTotal = field(default_factory=CostTotal)
     links: list[Any] = field(default_factory=list)  # ToolLinks, each with .host and .safe
     written: list[str] = field(default_factory=list)  # workspace paths this run's file tools wrote
+    question_at: Position | None = None  # ‹ i/n › among edits of the question
+    answer_at: Position | None = None  # ‹ i/n › among regenerations of the answer
 
 
 def _exchange(run: Run, include_user: bool) -> Exchange:
@@ -56,6 +60,8 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
         cost=total_of(rounds),
         links=[link_view(link) for link in run.links.all()],
         written=written,
+        question_at=branches.message_position(run.user_message) if run.user_message else None,
+        answer_at=branches.run_position(run),
     )
 
 
@@ -75,8 +81,7 @@ def conversation_items(
 ) -> list[Exchange]:
     if only_run is not None:
         return [_exchange(only_run, include_user)]
-    runs = convo.runs.select_related("user_message").order_by("id")
-    return [_exchange(run, include_user) for run in runs]
+    return [_exchange(run, include_user) for run in branches.path(convo)]
 
 
 def round_reasoning(response: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -83,11 +83,30 @@ def max_output_tokens(config: ProviderConfig, model: str) -> int:
     return caps.default_max_output_tokens or 4096
 
 
+def branch_rows(run: Run) -> list[Message]:
+    """The stored messages of the branch that ends with ``run``'s question: each earlier question on
+    the path and its answer(s), oldest first. Sibling branches (edits, regenerations) are left out."""
+    question = run.user_message
+    rows: list[Message] = [question] if question else []
+    earlier = question.parent_run if question else None
+    seen: set[int] = set()
+    while earlier is not None and earlier.pk not in seen:
+        seen.add(earlier.pk)
+        answers = list(Message.objects.filter(run=earlier, role=Message.Role.ASSISTANT).order_by("id"))
+        asked = earlier.user_message
+        rows[:0] = ([asked] if asked else []) + answers
+        earlier = asked.parent_run if asked else None
+    if rows:
+        # History an API client sent with its first request is stored without a run, before the root.
+        preamble = Message.objects.filter(
+            conversation_id=run.conversation_id, run__isnull=True, id__lt=rows[0].pk
+        )
+        rows[:0] = list(preamble.order_by("id"))
+    return rows
+
+
 def history(run: Run) -> list[AgentMessage]:
-    """The conversation so far as the model sees it: earlier exchanges, then this run's message."""
-    rows = Message.objects.filter(conversation_id=run.conversation_id, id__lte=run.user_message_id).order_by(
-        "id"
-    )
+    """The conversation as the model sees it: the active branch's exchanges, then this run's message."""
     messages = [AgentMessage.system(SYSTEM_PROMPT)]
     attached = run.conversation.attached_context or []
     if attached:
@@ -96,7 +115,7 @@ def history(run: Run) -> list[AgentMessage]:
         messages.append(
             AgentMessage.system("The user attached these resources as context:\n" + "\n".join(parts))
         )
-    for row in rows:
+    for row in branch_rows(run):
         # System rows come only from API clients' own system messages (services/openai_compat.py).
         if row.role in (Message.Role.USER, Message.Role.ASSISTANT, Message.Role.SYSTEM) and row.content:
             messages.append(AgentMessage.from_dict(row.payload or {"role": row.role, "content": row.content}))
