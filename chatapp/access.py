@@ -39,7 +39,9 @@ def owned_conversation_or_404(user: Any, conversation_id: int) -> Any:
     from chatapp.models import Conversation
 
     refuse_auditors(user)
-    conversation = Conversation.objects.filter(pk=conversation_id, owner_id=user.pk).first()
+    conversation = Conversation.objects.filter(
+        pk=conversation_id, owner_id=user.pk, deleted_at__isnull=True
+    ).first()
     if conversation is None:
         raise Http404("No such conversation")
     return conversation

@@ -204,6 +204,8 @@ UPLOAD_ALLOWED_TYPES = [
 ]
 # Django keeps small uploads in memory and streams larger ones to a temporary file.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# How long "Undo" brings a deleted conversation back (it stays stored for auditors either way).
+UNDO_DELETE_SECONDS = env_int("CLEARLOOP_UNDO_DELETE_SECONDS", 600, minimum=1)
 # Share links open for signed-in users only, unless the admin allows links anyone may open.
 PUBLIC_SHARE_LINKS = env_bool("CLEARLOOP_PUBLIC_SHARE_LINKS", False)
 FIELD_ENCRYPTION_KEY = env_str("CLEARLOOP_ENCRYPTION_KEY")

@@ -12,6 +12,7 @@ urlpatterns = [
     path("c/<int:conversation_id>/send/", chat.send, name="send"),
     path("c/<int:conversation_id>/rename/", chat.rename, name="rename"),
     path("c/<int:conversation_id>/delete/", chat.delete, name="delete"),
+    path("c/<int:conversation_id>/restore/", chat.restore, name="restore"),
     path("c/<int:conversation_id>/settings/", chat.conversation_settings, name="conversation_settings"),
     path("c/<int:conversation_id>/context/", mcp_context.context_menu, name="context_menu"),
     path("c/<int:conversation_id>/context/attach/", mcp_context.attach, name="context_attach"),

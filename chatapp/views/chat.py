@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from chatapp.access import is_auditor, owned_conversation_or_404, refuse_auditors, viewable_run_or_404
 from chatapp.models import Conversation, Message, ProviderConfig, Run, ToolLink
 from chatapp.services import branches, links
+from chatapp.services import conversations as conversations_service
 from chatapp.services.errors import ChatError, RunAlreadyActive
 from chatapp.services.limits import LimitReached, model_allowed
 from chatapp.services.providers import default_provider, ensure_env_providers
@@ -28,7 +29,7 @@ PAGE = "chat/page.html"
 
 def _sidebar(request: HttpRequest) -> dict:
     query = request.GET.get("q", "").strip()
-    conversations = Conversation.objects.filter(owner=request.user)
+    conversations = conversations_service.listed(request.user)
     if query:
         conversations = conversations.filter(
             Q(title__icontains=query) | Q(messages__content__icontains=query)
@@ -44,6 +45,11 @@ def home(request: HttpRequest) -> HttpResponse:
     context = _sidebar(request)
     if request.htmx and request.GET.get("partial") == "list":
         return render(request, f"{PAGE}#conversation-list", context)
+    deleted = request.GET.get("deleted", "")
+    if deleted.isdigit():
+        context["deleted"] = Conversation.objects.filter(
+            pk=int(deleted), owner=request.user, deleted_at__isnull=False
+        ).first()
     return render(request, PAGE, {**context, "conversation": None})
 
 
@@ -51,7 +57,7 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_POST
 def new_conversation(request: HttpRequest) -> HttpResponse:
     refuse_auditors(request.user)
-    conversation = Conversation.objects.create(owner=request.user)
+    conversation = conversations_service.draft_for(request.user)
     return redirect("conversation", conversation_id=conversation.pk)
 
 
@@ -109,8 +115,9 @@ def _exchange(request: HttpRequest, convo: Conversation, run: Run) -> HttpRespon
     items = conversation_items(convo, only_run=run)
     dispatch = getattr(run, "dispatch", None)
     notice = dispatch.notice if dispatch else ""
-    context = {"items": items, "conversation": convo, "fresh": True, "notice": notice}
-    return render(request, f"{PAGE}#exchange", context)
+    context = {"items": items, "conversation": convo, "fresh": True, "notice": notice, **_sidebar(request)}
+    # The first message names the conversation: the list and the title follow without a reload.
+    return render(request, "chat/sent.html", context)
 
 
 @login_required
@@ -217,9 +224,26 @@ def rename(request: HttpRequest, conversation_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def delete(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    """Soft delete (the page asked for confirmation); the home page offers Undo."""
     convo = owned_conversation_or_404(request.user, conversation_id)
-    convo.delete()
-    return redirect("chat")
+    conversations_service.delete(convo, request.user)
+    target = f"{reverse('chat')}?deleted={convo.pk}"
+    if request.htmx:
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = target
+        return response
+    return redirect(target)
+
+
+@login_required
+@require_POST
+def restore(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    refuse_auditors(request.user)
+    try:
+        convo = conversations_service.restore(request.user, conversation_id)
+    except ChatError as error:
+        return HttpResponse(str(error), status=410, content_type="text/plain; charset=utf-8")
+    return redirect("conversation", conversation_id=convo.pk)
 
 
 @login_required

@@ -1,0 +1,86 @@
+"""The conversation list: a conversation appears with its first message, and deleting it is undoable.
+
+"New conversation" hands out the user's one draft (a conversation with no message yet) instead of
+adding a row each click; drafts are not listed, so the list holds only conversations that were
+started. Deleting is a soft delete (``deleted_at``): the owner no longer sees it, may undo it for
+``UNDO_DELETE_SECONDS``, and auditors keep every run of it. Both are recorded in the audit log.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from chatapp.audit import record
+from chatapp.models import Conversation, Message, Upload
+from chatapp.services.errors import ChatError
+
+
+class RestoreRefused(ChatError):
+    pass
+
+
+def listed(user: Any) -> QuerySet[Conversation]:
+    """The owner's conversations that were started (a message or a file) and not deleted."""
+    has_message = Exists(Message.objects.filter(conversation=OuterRef("pk")))
+    has_upload = Exists(Upload.objects.filter(conversation=OuterRef("pk")))
+    return Conversation.objects.filter(owner=user, deleted_at__isnull=True).filter(
+        Q(has_message) | Q(has_upload)
+    )
+
+
+def draft_for(user: Any) -> Conversation:
+    """The user's empty conversation, made once and handed out until it gets its first message."""
+    with transaction.atomic():
+        has_message = Exists(Message.objects.filter(conversation=OuterRef("pk")))
+        has_upload = Exists(Upload.objects.filter(conversation=OuterRef("pk")))
+        draft = (
+            Conversation.objects.select_for_update()
+            .filter(owner=user, deleted_at__isnull=True)
+            .exclude(has_message)
+            .exclude(has_upload)
+            .order_by("-id")
+            .first()
+        )
+        return draft or Conversation.objects.create(owner=user)
+
+
+def delete(convo: Conversation, actor: Any) -> None:
+    from chatapp.services.runs import request_cancel
+
+    for run in convo.runs.filter(status__in=("queued", "running", "awaiting_approval")):
+        request_cancel(run)
+    with transaction.atomic():
+        Conversation.objects.filter(pk=convo.pk).update(deleted_at=timezone.now())
+        record(
+            "conversation_deleted",
+            actor=actor.get_username(),
+            payload={"conversation_id": convo.pk, "title": convo.title},
+        )
+
+
+def restore(user: Any, conversation_id: int) -> Conversation:
+    window = timezone.now() - timedelta(seconds=settings.UNDO_DELETE_SECONDS)
+    with transaction.atomic():
+        convo = (
+            Conversation.objects.select_for_update()
+            .filter(pk=conversation_id, owner=user, deleted_at__isnull=False)
+            .first()
+        )
+        if convo is None:
+            raise RestoreRefused("There is no deleted conversation to bring back.")
+        if convo.deleted_at < window:
+            raise RestoreRefused("It is too late to undo this delete.")
+        convo.deleted_at = None
+        convo.save(update_fields=["deleted_at"])
+        record(
+            "conversation_restored",
+            actor=user.get_username(),
+            payload={"conversation_id": convo.pk, "title": convo.title},
+        )
+    return convo
