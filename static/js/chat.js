@@ -76,15 +76,20 @@
       .then(function (html) { const t = document.createElement("template"); t.innerHTML = html; return t.content; });
   }
 
-  function replaceRun(run) {
+  function replaceRun(run, attempt) {
     stopTimer(run);
-    fetchFragment(run).then(function (frag) {
+    attempt = attempt || 0;
+    fetchFragment(run).catch(function (error) {
+      // A busy server (5xx) must not leave a finished answer unshown: try again a few times.
+      if (attempt < 4) setTimeout(function () { replaceRun(run, attempt + 1); }, 500 * Math.pow(2, attempt));
+      return Promise.reject(error);
+    }).then(function (frag) {
       const fresh = frag.querySelector("#run-" + run);
       const old = runEl(run);
       if (!fresh) return;
       if (old) { old.replaceWith(fresh); } else { document.getElementById("messages").appendChild(fresh); }
       htmx.process(fresh);
-    });
+    }).catch(function () { /* retried above */ });
   }
 
   function refreshTrace(run) {
