@@ -14,6 +14,7 @@ import psutil
 import pytest
 
 from chatapp.devstack import port_open, wait_for
+from tests.integration.stack import free_port
 from tests.integration.test_embedded_defaults import ROOT, manage, seeded  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.timeout(400)
@@ -37,7 +38,8 @@ def child(proc: subprocess.Popen, marker: str) -> psutil.Process | None:
 
 
 def test_runall_restarts_each_child_that_dies_and_keeps_answering(seeded, tmp_path):  # noqa: F811
-    env = {**seeded, "PYTHONUNBUFFERED": "1"}
+    # Its own demo MCP port: the default one may be served by another stack on this machine.
+    env = {**seeded, "PYTHONUNBUFFERED": "1", "CLEARLOOP_DEMO_MCP_PORT": str(free_port())}
     console = tmp_path / "console.txt"
     with console.open("w") as out:
         proc = subprocess.Popen(
@@ -69,7 +71,7 @@ def test_runall_restarts_each_child_that_dies_and_keeps_answering(seeded, tmp_pa
                     "worker",
                 )
             assert proc.poll() is None, console.read_text()
-        assert port_open("127.0.0.1", int(seeded["PORT"]))
+        wait_for(lambda: port_open("127.0.0.1", int(seeded["PORT"])), 60, "daphne listening again")
         # After every child was replaced once, a message still goes all the way through.
         deadline = time.monotonic() + 90
         while True:
