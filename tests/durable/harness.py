@@ -213,6 +213,8 @@ def start_durable_stack(data_dir: Path, port: int, redis_port: int, **extra: str
             # lease this short would lapse on a loaded machine and hand a live run to a second driver.
             "CLEARLOOP_RUN_LEASE_SECONDS": "10",
             "CLEARLOOP_RUN_MAX_DELIVERIES": "5",
+            # One test user follows up to 20 runs at once, reconnecting through restarts.
+            "CLEARLOOP_MAX_WEBSOCKETS_PER_USER": "1000",
             # Slow enough for a client to drop ~20 times in one answer, fast enough for the matrix.
             "DEMO_MODEL_TOKENS_PER_SECOND": "15",
         }

@@ -56,6 +56,8 @@ class Follower:
     applied: dict[int, dict[str, Any]] = field(default_factory=dict)
     connects: int = 0
     ended: bool = False
+    held: dict[int, dict[str, Any]] = field(default_factory=dict)
+    resync_at: float = 0.0
 
     def last(self) -> int:
         return max(self.applied, default=0)
@@ -76,22 +78,29 @@ class Follower:
             self.connects += 1
             try:
                 async with await self.client.ws(self.conversation_id) as ws:
-                    resume = {"resume": {str(self.run_id): self.last()}, "since_run": self.run_id}
-                    await ws.send(json.dumps(resume))
+                    await self._resume(ws)
                     while not self.ended:
-                        frame = json.loads(await asyncio.wait_for(ws.recv(), 5))
-                        if frame.get("run") != self.run_id or frame["seq"] in self.applied:
-                            if frame.get("type") == "replay_done" and await self._terminal():
-                                return  # the end frame may have been lost with a killed Redis
-                            continue
-                        self.applied[frame["seq"]] = frame
-                        self.ended = frame["type"] in ("run_finished", "run_failed")
+                        self._receive(json.loads(await asyncio.wait_for(ws.recv(), 5)))
+                        if self.held and time.monotonic() - self.resync_at > 1:
+                            await self._resume(ws)  # a live frame was lost: replay from the last one
             except Exception:  # noqa: BLE001 - any drop (closed socket, daphne or Redis gone): reconnect
                 await asyncio.sleep(0.3 + random.random())
 
-    async def _terminal(self) -> bool:
-        status = await asyncio.to_thread(lambda: Run.objects.get(pk=self.run_id).status)
-        return status in TERMINAL
+    async def _resume(self, ws) -> None:
+        self.resync_at = time.monotonic()
+        await ws.send(json.dumps({"resume": {str(self.run_id): self.last()}, "since_run": self.run_id}))
+
+    def _receive(self, frame: dict[str, Any]) -> None:
+        """As the page does: frames are applied strictly in sequence; later ones wait for the gap."""
+        if frame.get("run") != self.run_id or frame["seq"] <= self.last():
+            return
+        self.held[frame["seq"]] = frame
+        while self.last() + 1 in self.held and not self.ended:
+            applied = self.held.pop(self.last() + 1)
+            self.applied[applied["seq"]] = applied
+            self.ended = applied["type"] in ("run_finished", "run_failed")
+        if self.ended:
+            self.held.clear()
 
 
 @dataclass
@@ -265,6 +274,9 @@ def check_everything(followers: list[Follower], texts: dict[int, str], outbox) -
     return {
         "runs": len(runs),
         "statuses": {s: statuses.count(s) for s in set(statuses)},
+        "failures": sorted(
+            {f"{r.error_class}: {r.error[:120]}" for r in runs.values() if r.status == "failed"}
+        ),
         "sent": len(lines),
         "reconnects": sum(f.connects for f in followers) - len(followers),
         "deliveries_max": max((r.deliveries for r in runs.values()), default=0),
