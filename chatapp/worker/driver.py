@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
     ctx: RunContext = await runtime.db(load_run_context, run_id)
     recorder = RunRecorder(runtime, run_id, ctx.conversation_id, ctx.last_seq, settings.STREAM_COALESCE_MS)
+    recorder.lease = lease  # every durable write checks it still holds the run (store.LeaseLost)
     lost = asyncio.Event()
     renewer = asyncio.create_task(_keep_lease(runtime, run_id, lease, lost))
     try:
@@ -78,18 +79,34 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
             # waits, holding no worker, whatever state the last segment left it in.
             await runtime.db(store.mark_awaiting_approval, run_id)
             await recorder.publish_status("awaiting_approval")
-    except ProviderError as exc:
-        await recorder.emit(ev.RunFailed(type(exc).__name__, exc.message, exc.code))
     except Exception as exc:  # noqa: BLE001 - a bug must still end the run with a visible reason
-        log.exception("run %s crashed", run_id)
-        await recorder.emit(ev.RunFailed("InternalError", f"{type(exc).__name__}: {exc}", "internal"))
+        if isinstance(exc, store.LeaseLost) or await runtime.db(taken_over, run_id, lease):
+            # Another worker drives the run now (this one was thought dead, or its lease lapsed while
+            # it was starved): whatever went wrong here is not the run's failure.
+            log.warning("run %s: lease lost to another worker (%s); stopping here", run_id, exc)
+            lost.set()
+        else:
+            await _fail(recorder, exc, lost)
     finally:
         renewer.cancel()
-        await recorder.flush()
+        if not lost.is_set():
+            await recorder.flush()
         recorder.close()
         # No call of this segment waits any more (finished, stopped, crashed or handed back): none of
         # the links it asked stays open. Only its own: a worker that took the run over has its own.
         await runtime.db(links.close_pending, run_id, recorder.link_ids)
+
+
+async def _fail(recorder: RunRecorder, exc: Exception, lost: asyncio.Event) -> None:
+    if isinstance(exc, ProviderError):
+        failure = ev.RunFailed(type(exc).__name__, exc.message, exc.code)
+    else:
+        log.exception("run %s crashed", recorder.run_id, exc_info=exc)
+        failure = ev.RunFailed("InternalError", f"{type(exc).__name__}: {exc}", "internal")
+    try:
+        await recorder.emit(failure)
+    except store.LeaseLost:
+        lost.set()
 
 
 async def _void_stale_approvals(runtime: WorkerRuntime, ctx: RunContext, toolbox: Any) -> None:

@@ -81,6 +81,7 @@ class RunRecorder:
     ) -> None:
         self.runtime = runtime
         self.run_id = run_id
+        self.lease = ""  # set by the driver; durable writes are refused once another worker holds it
         self.group = f"conversation.{conversation_id}"
         self.seq = start_seq
         self.coalesce = coalesce_ms / 1000
@@ -167,7 +168,9 @@ class RunRecorder:
                 "hints": info.hints,
             }
             extra["definition_hash"] = info.definition_hash or ""
-        await self.runtime.db(store.persist_durable, self.run_id, seq, kind, payload, event, extra)
+        await self.runtime.db(
+            store.persist_durable, self.run_id, seq, kind, payload, event, extra, self.lease
+        )
         crash.after_stored(kind, payload)
         visible = shown(payload)
         trace_log.info(structured(self.run_id, seq, kind, visible))

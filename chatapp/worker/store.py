@@ -30,6 +30,10 @@ def append_event(run_id: int, seq: int, kind: str, payload: dict[str, Any], dura
     RunEvent.objects.using(using).create(run_id=run_id, seq=seq, type=kind, payload=payload, durable=durable)
 
 
+class LeaseLost(Exception):
+    """The run is held by another worker now: this one must not write to it any more."""
+
+
 def persist_durable(
     run_id: int,
     seq: int,
@@ -37,10 +41,17 @@ def persist_durable(
     payload: dict[str, Any],
     event: ev.Event,
     extra: dict[str, Any] | None = None,
+    lease: str = "",
 ) -> None:
-    """Write the event row and the domain rows it changes in one transaction."""
+    """Write the event row and the domain rows it changes in one transaction.
+
+    With ``lease``, the run row is locked first and the write refused (``LeaseLost``) unless this
+    lease still holds the run: a worker wrongly thought dead can never write over its successor.
+    """
     payload = without_nul(payload)
     with transaction.atomic():
+        if lease and not Run.objects.select_for_update().filter(pk=run_id, lease_owner=lease).exists():
+            raise LeaseLost(f"run {run_id} is no longer held by {lease}")
         RunEvent.objects.create(run_id=run_id, seq=seq, type=kind, payload=payload, durable=True)
         Run.objects.filter(pk=run_id).update(last_seq=seq)
         extra = extra or {}
