@@ -103,7 +103,10 @@ def decide(call_pk: int, user: Any, *, approve: bool, reason: str = "") -> Appro
         still_waiting = run.tool_calls.filter(status=ToolCall.Status.AWAITING_APPROVAL).exists()
         if not still_waiting and run.status == Run.Status.AWAITING_APPROVAL and not run.cancel_requested:
             run.status = Run.Status.QUEUED
-            run.save(update_fields=["status"])
+            # A clean pause is not a crash: the resumed run starts its poison count afresh. Done here,
+            # under the run's lock, because the paused segment's release_lease may not have run yet.
+            run.deliveries = 0
+            run.save(update_fields=["status", "deliveries"])
             enqueue_on_commit(run.pk)
         transaction.on_commit(lambda: publish(run.conversation_id, frame))
     return approval
