@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from chatapp.views import chat, files, health, keys, mcp_context
+from chatapp.views import chat, files, health, keys, mcp_context, sharing
 from chatapp.views.api_app import api as rest
 
 urlpatterns = [
@@ -25,6 +25,11 @@ urlpatterns = [
     path("c/<int:conversation_id>/files/download/<path:path>", files.download, name="file_download"),
     path("c/<int:conversation_id>/files/view/<path:path>", files.preview, name="file_preview"),
     path("c/<int:conversation_id>/files/raw/<path:path>", files.raw_image, name="file_raw"),
+    path("c/<int:conversation_id>/export.<str:fmt>", sharing.export, name="export_conversation"),
+    path("c/<int:conversation_id>/share/", sharing.share_panel, name="share_panel"),
+    path("c/<int:conversation_id>/share/new/", sharing.create_share, name="create_share"),
+    path("c/<int:conversation_id>/share/<int:share_id>/revoke/", sharing.revoke_share, name="revoke_share"),
+    path("s/<str:token>/", sharing.shared, name="shared"),
     path("runs/<int:run_id>/cancel/", chat.cancel, name="cancel_run"),
     path("runs/<int:run_id>/regenerate/", chat.regenerate, name="regenerate"),
     path("messages/<int:message_id>/edit/", chat.edit_message, name="edit_message"),
