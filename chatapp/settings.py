@@ -15,6 +15,7 @@ from django.utils.csp import CSP
 
 from chatapp.env import env_bool, env_float, env_int, env_list, env_origins, env_str, env_url
 from chatapp.env_providers import anthropic_provider, openai_provider
+from chatapp.sso_settings import oidc_apps, role_map
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("CLEARLOOP_DATA_DIR", str(BASE_DIR / "data")) or "data").resolve()
@@ -52,6 +53,11 @@ INSTALLED_APPS = [
     "axes",
     # Only for its static files: the browsable API page is served from here, not from a CDN.
     "ninja",
+    # Single sign-on with OpenID Connect (docs/sso.md): only the social login flow is used.
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
     "chatapp",
 ]
 
@@ -66,6 +72,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -251,6 +258,24 @@ AXES_IPWARE_PROXY_COUNT = env_int("AXES_PROXY_COUNT", 0, minimum=0) or None
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "chat"
 LOGOUT_REDIRECT_URL = "login"
+
+# Single sign-on (docs/sso.md): django-allauth's OpenID Connect provider, several at once, PKCE on.
+PASSWORD_LOGIN = env_bool("CLEARLOOP_PASSWORD_LOGIN", True)
+OIDC_GROUPS_CLAIM = env_str("CLEARLOOP_OIDC_GROUPS_CLAIM", "groups") or ""
+OIDC_ROLE_MAP = role_map()
+SOCIALACCOUNT_PROVIDERS = {
+    "openid_connect": {"OAUTH_PKCE_ENABLED": True, "APPS": oidc_apps(OIDC_GROUPS_CLAIM)}
+}
+SOCIALACCOUNT_ADAPTER = "chatapp.sso.SsoAdapter"
+SOCIALACCOUNT_AUTO_SIGNUP = True
+SOCIALACCOUNT_LOGIN_ON_GET = False  # the button POSTs (a GET could be forged by any page)
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = False  # never attach an SSO login to a local account by e-mail
+SOCIALACCOUNT_EMAIL_VERIFICATION = "none"
+SOCIALACCOUNT_STORE_TOKENS = False
+ACCOUNT_ADAPTER = "chatapp.sso.ClosedSignupAdapter"
+ACCOUNT_EMAIL_VERIFICATION = "none"
+ACCOUNT_LOGIN_METHODS = {"username"}
+ACCOUNT_SIGNUP_FIELDS = ["username*"]
 AUTH_PASSWORD_VALIDATORS = (
     []
     if DEBUG

@@ -1,9 +1,15 @@
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.http import Http404
+from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 
-from chatapp.views import chat, files, health, keys, mcp_context, sharing
+from chatapp.views import auth, chat, files, health, keys, mcp_context, sharing
 from chatapp.views.api_app import api as rest
+
+
+def not_here(request, *args):
+    raise Http404("Not used here: accounts come from an admin or a single sign-on provider.")
+
 
 urlpatterns = [
     path("", chat.home, name="chat"),
@@ -37,8 +43,18 @@ urlpatterns = [
     path("runs/<int:run_id>/fragment/", chat.run_fragment, name="run_fragment"),
     path("runs/<int:run_id>/links/<int:link_id>/<str:action>/", chat.answer_link, name="answer_link"),
     path("healthz", health.healthz, name="healthz"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("login/", auth.LoginView.as_view(), name="login"),
+    path("logout/", auth.LogoutView.as_view(), name="logout"),
+    # django-allauth: only the provider flow; its own login/sign-up/password pages lead to ours or nowhere.
+    path("accounts/login/", RedirectView.as_view(pattern_name="login"), name="account_login"),
+    path("accounts/logout/", auth.LogoutView.as_view(), name="account_logout"),
+    path("accounts/signup/", RedirectView.as_view(pattern_name="login"), name="account_signup"),
+    re_path(r"^accounts/(password|email|confirm-email|reauthenticate|inactive|2fa|sessions)/", not_here),
+    path("accounts/oidc/<str:provider_id>/login/", auth.sso_login, name="openid_connect_login"),
+    path(
+        "accounts/oidc/<str:provider_id>/login/callback/", auth.sso_callback, name="openid_connect_callback"
+    ),
+    path("accounts/", include("allauth.urls")),
     path("audit/", include("chatapp.audit_urls")),
     path("keys/", keys.key_list, name="api_keys"),
     path("keys/<int:key_id>/revoke/", keys.revoke, name="revoke_api_key"),

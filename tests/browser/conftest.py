@@ -56,7 +56,7 @@ def page_for(browser, live_stack):
         page.goto("/login/")
         page.fill("input[name=username]", username)
         page.fill("input[name=password]", password)
-        page.click("button[type=submit]")
+        page.click("[data-role=password-login] button[type=submit]")
         page.wait_for_url(lambda url: "/login/" not in url)
         return page
 

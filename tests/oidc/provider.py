@@ -1,0 +1,56 @@
+"""Start the real OpenID provider of tests/oidc/node (panva/oidc-provider on Node 22) for a test."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+NODE_DIR = Path(__file__).resolve().parent / "node"
+NODE = NODE_DIR / "node_modules" / "node" / "bin" / "node"
+
+
+def ensure_installed() -> None:
+    stamp = NODE_DIR / "node_modules" / ".package-lock.json"
+    if not NODE.exists() or not (NODE_DIR / "node_modules" / "oidc-provider").exists() or (
+        (NODE_DIR / "package-lock.json").exists() and (NODE_DIR / "package-lock.json").stat().st_mtime > stamp.stat().st_mtime
+    ):
+        subprocess.run(
+            ["npm", "ci", "--prefix", str(NODE_DIR), "--no-audit", "--no-fund", "--loglevel=error"], check=True
+        )
+
+
+@dataclass
+class RunningProvider:
+    process: subprocess.Popen
+    issuer: str
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start(port: int, clients: list[dict], accounts: dict[str, dict], log: Path) -> RunningProvider:
+    ensure_installed()
+    env = {
+        **os.environ,
+        "OIDC_PORT": str(port),
+        "OIDC_CLIENTS": json.dumps(clients),
+        "OIDC_ACCOUNTS": json.dumps(accounts),
+    }
+    handle = log.open("w")
+    process = subprocess.Popen(
+        [str(NODE), "server.mjs"], cwd=NODE_DIR, env=env, stdout=subprocess.PIPE, stderr=handle, text=True
+    )
+    line = process.stdout.readline()  # blocks until the server prints "ready <issuer>" (or exits)
+    if not line.startswith("ready "):
+        process.kill()
+        raise RuntimeError(f"the OpenID provider did not start: {line!r}; see {log}")
+    return RunningProvider(process, line.split()[1])
