@@ -10,7 +10,7 @@ from chatapp.models import Conversation, Message, ProviderConfig, Run, Upload
 from chatapp.redaction import redact_text
 from chatapp.services import branches
 from chatapp.services.dispatch import enqueue_on_commit
-from chatapp.services.errors import MessageRejected, RunAlreadyActive
+from chatapp.services.errors import MessageRejected, ProviderUnavailable, RunAlreadyActive
 from chatapp.services.limits import check_model, check_user_limits
 from chatapp.services.providers import default_provider
 
@@ -33,8 +33,15 @@ def check_message(text: str) -> str:
 
 
 def provider_for(conversation: Conversation) -> ProviderConfig:
-    if conversation.provider_id and conversation.provider.enabled:
-        return conversation.provider
+    if conversation.provider_id:
+        provider = conversation.provider
+        if provider.enabled:
+            return provider
+        # Never a silent switch to another model: the person chose this one.
+        raise ProviderUnavailable(
+            f"The model chosen for this conversation ({provider.label or provider.name}) has been disabled "
+            "by an admin. Choose another model in the menu above and send again."
+        )
     return default_provider()
 
 

@@ -89,12 +89,7 @@ def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
     try:
         run = start_run(convo, text, attachments=_ids(request.POST.getlist("attachment")))
     except ChatError as error:
-        status = 429 if isinstance(error, LimitReached) else 422
-        response = render(request, f"{PAGE}#send-error", {"error": str(error)}, status=status)
-        # Keep what the user typed: htmx leaves the form alone and we show the reason in place.
-        response["HX-Retarget"] = "#send-error"
-        response["HX-Reswap"] = "outerHTML"
-        return response
+        return _refused(request, error)
     return _exchange(request, convo, run)
 
 
@@ -153,6 +148,11 @@ def _to_conversation(request: HttpRequest, convo: Conversation) -> HttpResponse:
 
 
 def _refused(request: HttpRequest, error: ChatError) -> HttpResponse:
+    """A refused send: the reason goes under the message box, and what the user typed stays there.
+
+    htmx 2 swaps no 4xx by default; base.html's ``responseHandling`` swaps 409/422/429 (still as
+    errors, so chat.js does not clear the box) into the target named here.
+    """
     status = 429 if isinstance(error, LimitReached) else 409 if isinstance(error, RunAlreadyActive) else 422
     response = render(request, f"{PAGE}#send-error", {"error": str(error)}, status=status)
     response["HX-Retarget"] = "#send-error"

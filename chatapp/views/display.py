@@ -16,6 +16,7 @@ from chatapp.services import branches
 from chatapp.services.branches import Position
 from chatapp.services.costs import CostTotal, total_of
 from chatapp.services.workspace_files import FILE_WRITERS, written_path
+from chatapp.views.failures import Failure, explain
 from chatapp.workspaces import workspace_path
 
 
@@ -32,6 +33,7 @@ class Exchange:
     written: list[str] = field(default_factory=list)  # workspace paths this run's file tools wrote
     question_at: Position | None = None  # ‹ i/n › among edits of the question
     answer_at: Position | None = None  # ‹ i/n › among regenerations of the answer
+    failure: Failure | None = None  # a failed run explained in words (chatapp/views/failures.py)
 
 
 def _exchange(run: Run, include_user: bool) -> Exchange:
@@ -62,6 +64,7 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
         written=written,
         question_at=branches.message_position(run.user_message) if run.user_message else None,
         answer_at=branches.run_position(run),
+        failure=explain(run) if run.status == Run.Status.FAILED else None,
     )
 
 

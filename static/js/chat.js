@@ -211,11 +211,26 @@
     }
   }
 
+  // The live connection's state, always visible: "Live", "Reconnecting in 4 s…", "Offline".
+  const wsState = document.getElementById("ws-state");
+  function showState(state, text) {
+    if (!wsState) return;
+    wsState.dataset.state = state;
+    wsState.textContent = text;
+  }
+  window.addEventListener("offline", function () { showState("offline", "Offline: no network"); });
+  window.addEventListener("online", function () {
+    if (socket && socket.readyState === WebSocket.OPEN) { showState("live", "Live"); return; }
+    showState("reconnecting", "Reconnecting…");
+    if (!socket || socket.readyState > 1) connect();
+  });
+
   function connect() {
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
     socket = new WebSocket(scheme + location.host + chat.dataset.wsPath);
     socket.addEventListener("open", function () {
       retry = 0;
+      showState("live", "Live");
       // Finished runs are rendered in full by the server: only unfinished ones (and any this page has
       // followed live) are resumed, so opening a long conversation does not replay its whole history.
       const active = Array.prototype.filter.call(document.querySelectorAll("[data-run]"), function (el) {
@@ -230,11 +245,19 @@
       receive(frame);
     });
     socket.addEventListener("close", function (event) {
-      if (event.code === 4403) return;
+      if (event.code === 4403) { showState("offline", "Offline: not allowed to follow this conversation"); return; }
       // 4429: this user has too many live sockets (other tabs); try again slowly.
-      if (event.code === 4429) { setTimeout(connect, 30000); return; }
+      if (event.code === 4429) {
+        showState("offline", "Offline: too many open tabs; retrying in 30 s");
+        setTimeout(connect, 30000);
+        return;
+      }
+      if (!navigator.onLine) { showState("offline", "Offline: no network"); return; }  // "online" reconnects
       retry = Math.min(retry + 1, 6);
-      setTimeout(connect, 250 * Math.pow(2, retry - 1));
+      const delay = 250 * Math.pow(2, retry - 1);
+      showState(retry >= 6 ? "offline" : "reconnecting",
+        (retry >= 6 ? "Offline: the server does not answer; retrying in " : "Reconnecting in ") + Math.ceil(delay / 1000) + " s…");
+      setTimeout(connect, delay);
     });
   }
 
@@ -246,6 +269,24 @@
         event.preventDefault();
         composer.requestSubmit();
       }
+    });
+    // A refusal with its reason (409/422/429) is swapped into #send-error by htmx (base.html's
+    // responseHandling); anything else that goes wrong still gets words here. The text stays.
+    composer.addEventListener("htmx:sendError", function () {
+      const err = document.getElementById("send-error");
+      if (err) err.textContent = "The server could not be reached; your message was not sent and is still in the box. Check your connection and send again.";
+    });
+    composer.addEventListener("htmx:responseError", function (event) {
+      const status = event.detail.xhr.status;
+      if ([409, 422, 429].indexOf(status) >= 0) return;
+      const err = document.getElementById("send-error");
+      if (err) err.textContent = "The server could not take the message (HTTP " + status + "); it is still in the box. Try again in a moment.";
+    });
+    document.addEventListener("htmx:afterRequest", function (event) {
+      // A refusal (also of Regenerate) is only useful if it is seen: bring it into view.
+      if ([409, 422, 429].indexOf(event.detail.xhr.status) < 0) return;
+      const err = document.getElementById("send-error");
+      if (err && err.textContent.trim()) err.scrollIntoView({ block: "nearest" });
     });
     composer.addEventListener("htmx:afterRequest", function (event) {
       if (event.detail.successful && event.detail.elt === composer) {

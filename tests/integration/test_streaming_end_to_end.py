@@ -92,4 +92,7 @@ def test_unreachable_model_fails_the_run_with_a_reason_and_keeps_the_message(cas
     assert run.status == "failed" and run.error
     assert Message.objects.filter(conversation=convo, role="user", content="are you there?").exists()
     page = client.http.get(f"/runs/{run.pk}/fragment/")
-    assert "The run failed" in page.text and run.error_class in page.text
+    # In words with the next step for the person; the technical class in the trace.
+    assert "The model server at 127.0.0.1:9 refused the connection" in page.text
+    assert "check the provider &#x27;dead&#x27; in the admin" in page.text
+    assert f"Failed with <code>{run.error_class}: " in page.text

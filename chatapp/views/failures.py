@@ -1,0 +1,78 @@
+"""A failed run explained in words, with the next step; the technical class stays in the trace.
+
+The engine's error classes (``agent.providers.errors``, plus the loop's own ``BudgetExceeded`` and
+the lease's ``PoisonRun``) are precise but mean nothing to a person who only wanted an answer. Each
+known class gets one sentence that says what happened, where (the model server's address, the
+provider's admin label) and what to do next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from chatapp.models import ProviderConfig, Run
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    text: str  # what happened and what to do, fit to show to the run's user
+    technical: str  # "TransientUpstream: connection failed: ConnectError: ..." for the trace
+    admin_url: str  # the provider's admin page ("" when unknown)
+
+
+def _where(provider: ProviderConfig | None, run: Run) -> tuple[str, str]:
+    if provider is None:
+        return "the model server", f"'{run.provider_name}'"
+    parts = urlsplit(provider.base_url or "")
+    host = parts.netloc or provider.base_url or "?"
+    return f"the model server at {host}", f"'{provider.name}'"
+
+
+_CONNECTION = {
+    "timed out": "{server} did not answer in time. Try again; if it keeps happening, check the provider "
+    "{name} in the admin.",
+    "connect": "{server} refused the connection or could not be reached: check the provider {name} in "
+    "the admin (is the server running?), or choose another model.",
+}
+_SENTENCES = {
+    "StalledStream": "{server} stopped sending for too long. Try again; an admin can raise the idle "
+    "timeout of the provider {name}.",
+    "RateLimited": "{server} is limiting requests (rate limit). Wait a minute and try again.",
+    "QuotaExceeded": "The account behind the provider {name} has no quota or credit left. Ask an admin "
+    "to top it up, or choose another model.",
+    "AuthenticationFailed": "{server} refused the credentials of the provider {name}: ask an admin to "
+    "check its API key in the admin.",
+    "ContextTooLong": "This conversation is now too long for the model. Start a new conversation, or "
+    "choose a model with a larger context window.",
+    "StreamEndedEarly": "The connection to {server} closed before the answer was complete. Try again.",
+    "MalformedStream": "{server} sent an answer clearloop could not read. Try again; if it keeps "
+    "happening, check the provider {name} in the admin.",
+    "BadRequest": "{server} rejected the request ({message}). Check the provider {name} and its model "
+    "name in the admin.",
+    "BudgetExceeded": "{message}. The round in progress was finished; ask an admin for a larger quota.",
+    "PoisonRun": "The run stopped the worker several times and was given up. An admin can find the "
+    "details in the audit log.",
+}
+
+
+def _sentence(run: Run, server: str, name: str) -> str:
+    cls, message = run.error_class, (run.error or "").strip()
+    template = _SENTENCES.get(cls)
+    if cls == "TransientUpstream":
+        lowered = message.lower()
+        template = next((t for key, t in _CONNECTION.items() if key in lowered), None) or (
+            "{server} had a temporary problem and did not recover after retries. Try again in a moment."
+        )
+    if template is None:
+        return f"The run failed: {message or cls}."
+    text = template.format(server=server, name=name, message=message.rstrip("."))
+    return text[0].upper() + text[1:]
+
+
+def explain(run: Run) -> Failure:
+    provider = ProviderConfig.objects.filter(name=run.provider_name).first()
+    server, name = _where(provider, run)
+    technical = f"{run.error_class}: {run.error}" if run.error_class else (run.error or "")
+    admin_url = f"/admin/chatapp/providerconfig/{provider.pk}/change/" if provider else ""
+    return Failure(text=_sentence(run, server, name), technical=technical, admin_url=admin_url)
