@@ -51,7 +51,8 @@ def test_a_second_message_while_a_run_is_active_is_refused_and_says_why(
     with django_capture_on_commit_callbacks(execute=False):
         alice_client.post(f"/c/{convo.pk}/send/", {"message": "first"})
         response = alice_client.post(f"/c/{convo.pk}/send/", {"message": "second"})
-    assert response.status_code == 422
+    assert response.status_code == 409  # as for regenerate and edit; shown in place all the same
+    assert response["HX-Retarget"] == "#send-error"
     assert "still answering" in response.content.decode()
     assert Run.objects.filter(conversation=convo).count() == 1
 
