@@ -52,8 +52,13 @@ _AGGREGATES = {
 }
 
 
+# Round.cost's decimal_places: SQLite's SUM comes back with float-like extra places, PostgreSQL's not.
+_PLACES = Decimal("0.00000001")
+
+
 def _total(row: dict[str, Any]) -> CostTotal:
-    return CostTotal(row["amount"] or Decimal(0), row["priced"], row["unpriced"])
+    amount = (row["amount"] or Decimal(0)).quantize(_PLACES)
+    return CostTotal(amount, row["priced"], row["unpriced"])
 
 
 def total(rounds: QuerySet[Round]) -> CostTotal:
