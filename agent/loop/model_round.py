@@ -20,7 +20,7 @@ from agent.loop.history import continuation_chain, request_messages, transcript
 from agent.loop.settings import LoopSettings
 from agent.messages import Message, ToolSpec
 from agent.providers import types as pt
-from agent.providers.base import Provider
+from agent.providers.base import ExactCounter, Provider
 from agent.providers.errors import ContextTooLong, MalformedStream
 from agent.providers.registry import describe_request
 from agent.replay import summarise
@@ -98,6 +98,31 @@ def _appended_ratio(state: RunState) -> Calibration | None:
     return Calibration.from_observation(raws[1] - raws[0], reports[1] - reports[0])
 
 
+def ratio_unknown(state: RunState, settings: LoopSettings) -> bool:
+    """No ratio learned yet for what this round's estimate rests on: the first request of a model
+    never seen before, or the second round's appended content before any run taught its ratio."""
+    if not state.rounds:
+        return settings.token_ratio is None
+    return settings.appended_token_ratio is None and _appended_ratio(state) is None
+
+
+async def count_exactly(
+    count: ExactCounter,
+    messages: list[Message],
+    specs: tuple[ToolSpec, ...],
+    tool_choice: pt.ToolChoice | None,
+    settings: LoopSettings,
+) -> int | None:
+    """The provider's own count of the uncompressed request (the output limit only shapes thinking)."""
+    probe = pt.ModelRequest(
+        messages=tuple(messages),
+        tools=specs,
+        tool_choice=tool_choice,
+        max_output_tokens=output_budget(settings.limits, 0),
+    )
+    return await count(probe)
+
+
 def tools_off(state: RunState, kind: str) -> bool:
     if kind == "final":
         return True
@@ -113,6 +138,7 @@ async def prepare(
     guard: str | None,
     *,
     force_compress: bool = False,
+    count_exact: ExactCounter | None = None,
 ) -> PreparedRound:
     counter = TokenCounter(use_bpe=settings.use_bpe, cjk_per_char=settings.cjk_tokens_per_char)
     messages = request_messages(state, kind, guard)
@@ -123,7 +149,14 @@ async def prepare(
         specs = ()
     tool_choice = ("none" if off else "auto") if specs else None
     ratio = calibration(state, settings.token_ratio)
-    fitted = _Fit(state, sink, counter, settings, specs, ratio)
+    exact: tuple[list[Message], int] | None = None
+    if count_exact is not None and ratio_unknown(state, settings):
+        # A cold estimate can be 30% off (a newer tokenizer): ask the provider once, while cold.
+        counted = await count_exactly(count_exact, messages, specs, tool_choice, settings)
+        if counted is not None:
+            exact = (messages, counted)
+            ratio = Calibration.from_observation(counter.count_request(messages, specs), counted)
+    fitted = _Fit(state, sink, counter, settings, specs, ratio, exact)
     messages, estimated, plan = await fitted.fit(messages, len(transcript(state)), force_compress)
     raw = counter.count_request(messages, specs)
     budget = output_budget(settings.limits, estimated)
@@ -159,8 +192,12 @@ class _Fit:
     settings: LoopSettings
     specs: tuple[ToolSpec, ...]
     ratio: Calibration
+    # The provider's count of one message list (the uncompressed request), when it was asked.
+    exact: tuple[list[Message], int] | None = None
 
     def estimate(self, messages: list[Message]) -> int:
+        if self.exact is not None and self.exact[0] is messages:
+            return self.exact[1]
         anchored = anchored_estimate(
             self.state, messages, self.specs, self.counter, self.ratio, self.settings.appended_token_ratio
         )

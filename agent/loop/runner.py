@@ -23,7 +23,7 @@ from agent.loop.steps import (
     NextStepInterruption,
     NextStepRunAgain,
 )
-from agent.providers.base import Provider
+from agent.providers.base import Provider, exact_counter
 from agent.providers.errors import ContextTooLong, ProviderError
 from agent.providers.finish import context_full
 from agent.providers.types import Usage
@@ -124,7 +124,14 @@ async def _model_round(
     while True:
         try:
             prepared = await prepare(
-                state, list(tools.values()), sink, settings, kind, guard, force_compress=force
+                state,
+                list(tools.values()),
+                sink,
+                settings,
+                kind,
+                guard,
+                force_compress=force,
+                count_exact=exact_counter(provider),
             )
             await stream_round(state, provider, sink, settings, prepared, kind, guard)
             return NextStepRunAgain()

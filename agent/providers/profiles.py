@@ -79,6 +79,9 @@ class Capabilities:
     # Tokens per CJK character of the provider's tokenizer, where documented or measured
     # (tokens.TokenCounter.cjk_per_char); None = count CJK with cl100k like everything else.
     cjk_tokens_per_char: float | None = None
+    # A free pre-flight token count (Anthropic ``POST /v1/messages/count_tokens``): asked only while a
+    # model's tokenizer ratio is still unknown (a deployment's first run on it), see model_round.
+    count_tokens_endpoint: bool = False
     # Image types the API takes inside a tool result (Anthropic tool_result image blocks, Responses
     # function_call_output input_image). Others, and every type on Chat Completions (tool messages are
     # text only), reach the model as the text note "[image: image/png, 12 KB]".
@@ -255,6 +258,7 @@ PRESETS: dict[str, Preset] = {
             prefix_locked_thinking=True,
             prompt_cache="breakpoints",
             tool_result_media=_IMAGES,
+            count_tokens_endpoint=True,
         )
     ),
 }

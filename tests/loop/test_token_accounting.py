@@ -118,6 +118,22 @@ async def test_the_newer_claude_tokenizer_is_within_ten_percent_once_its_ratio_i
     assert all(e < 0.10 for e in errors(warm)), errors(warm)
 
 
+async def test_a_cold_claude_run_asks_count_tokens_and_every_round_is_within_ten_percent():
+    # Anthropic's free count_tokens endpoint answers while the model's ratio is unknown (the first
+    # two rounds of a deployment's first run on it): no cold round is off by the new tokenizer's 30%+.
+    async with TokenizerEmulator("claude", wire="anthropic", calls=3, count_endpoint=True) as emulator:
+        step, cold, _ = await run_loop(emulator, "anthropic", "anthropic", ENGLISH_PAGES, "Read the pages, then summarise.")
+        assert step.text == "Done." and len(cold.rounds) == 4
+        assert all(e < 0.10 for e in errors(cold)), errors(cold)
+        assert len(emulator.counted) == 2  # rounds 1 and 2; from round 3 the run's own ratio rules
+        assert emulator.counted[0] == emulator.reported[0]
+        _, warm, _ = await run_loop(
+            emulator, "anthropic", "anthropic", ENGLISH_PAGES, "Read every page and summarise them.", ratios=learned(cold)
+        )
+    assert len(emulator.counted) == 2  # a learned model is never counted again: no extra request per round
+    assert all(e < 0.10 for e in errors(warm)), errors(warm)
+
+
 async def test_calibration_never_alternates_between_calibrated_and_raw_rounds():
     # The old calibration compared the report with the *calibrated* estimate, so its ratio fell back
     # to ~1.0 every other round. With a ratio far from 1 (Chinese on DeepSeek), that shows at once.

@@ -115,10 +115,13 @@ def anthropic_stream(body: dict[str, Any], prompt: int, calls: int) -> bytes:
 class TokenizerEmulator:
     """A Chat Completions (``wire="chat"``) or Messages (``"anthropic"``) endpoint on 127.0.0.1."""
 
-    def __init__(self, tokenizer_name: str, wire: str = "chat", calls: int = 3) -> None:
+    def __init__(self, tokenizer_name: str, wire: str = "chat", calls: int = 3, count_endpoint: bool = False) -> None:
         self.count = tokenizer(tokenizer_name)
         self.wire, self.calls = wire, calls
+        # Anthropic's POST /v1/messages/count_tokens; without it the path is a 404 not_found_error.
+        self.count_endpoint = count_endpoint
         self.reported: list[int] = []
+        self.counted: list[int] = []
         self._server: asyncio.Server | None = None
 
     @property
@@ -139,6 +142,14 @@ class TokenizerEmulator:
         head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").lower()
         length = int(head.split("content-length:")[1].split("\r\n")[0])
         body = json.loads(await reader.readexactly(length))
+        if head.startswith("post /v1/messages/count_tokens"):
+            status, answer = self._count_tokens(body)
+            payload = json.dumps(answer).encode()
+            writer.write(f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\nconnection: close\r\n".encode()
+                         + f"content-length: {len(payload)}\r\n\r\n".encode() + payload)
+            await writer.drain()
+            writer.close()
+            return
         if self.wire == "anthropic":
             prompt = anthropic_prompt_tokens(body, self.count)
             payload = anthropic_stream(body, prompt, self.calls)
@@ -150,3 +161,15 @@ class TokenizerEmulator:
                      + f"content-length: {len(payload)}\r\n\r\n".encode() + payload)
         await writer.drain()
         writer.close()
+
+    def _count_tokens(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """As documented: the Messages inputs without the sampling fields, answered {"input_tokens": N}."""
+        if not self.count_endpoint:
+            return "404 Not Found", {"type": "error", "error": {"type": "not_found_error", "message": "Not found"}}
+        extra = sorted(set(body) - {"model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers"})
+        if extra:
+            message = f"{extra[0]}: Extra inputs are not permitted"
+            return "400 Bad Request", {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+        counted = anthropic_prompt_tokens(body, self.count)
+        self.counted.append(counted)
+        return "200 OK", {"input_tokens": counted}

@@ -92,6 +92,7 @@ class StrictAnthropic(FixtureServer):
         self.cache: set[str] = set()
         self.issued_thinking: dict[str, dict[str, Any]] = {}  # tool_use id -> the thinking block issued
         self.bodies: list[dict[str, Any]] = []
+        self.counted = 0  # count_tokens requests served
         self.usages: list[dict[str, int]] = []
 
     # -- validation ---------------------------------------------------------------------------
@@ -224,12 +225,30 @@ class StrictAnthropic(FixtureServer):
             request = await self._read_request(reader)
             if request is None:
                 return
+            if request.path.endswith("/count_tokens"):
+                # The free pre-flight count (asked while a model's ratio is unknown): served, not
+                # recorded among the Messages requests the tests inspect.
+                await self._send(self._count(request), writer)
+                return
             self.requests.append(request)
             await self._send(self._answer(request), writer)
         except (ConnectionError, asyncio.CancelledError):
             pass
         finally:
             writer.close()
+
+    def _count(self, request: Recorded) -> Reply:
+        body = json.loads(request.body)
+        allowed = {"model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers"}
+        extra = sorted(set(body) - allowed)
+        if extra:
+            return error_reply(400, "invalid_request_error", f"{extra[0]}: Extra inputs are not permitted")
+        blocks = list(body.get("tools") or []) + (_blocks(body["system"]) if body.get("system") else [])
+        for message in body.get("messages") or []:
+            blocks += _blocks(message.get("content"))
+        plain = [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]
+        self.counted += 1
+        return Reply.json(200, {"input_tokens": sum(max(1, len(json.dumps(b, sort_keys=True)) // 4) for b in plain)})
 
     def _answer(self, request: Recorded) -> Reply:
         try:

@@ -238,6 +238,10 @@ class MediaEmulator(FixtureServer):
             request = await self._read_request(reader)
             if request is None:
                 return
+            if request.path.endswith("/count_tokens"):
+                # No pre-flight counting here: the loop keeps its own estimate (not recorded).
+                await self._send(Reply.json(404, {"type": "error", "error": {"type": "not_found_error", "message": "Not found"}}), writer)
+                return
             self.requests.append(request)
             await self._send(self.reply_for(request), writer)
         except (ConnectionError, asyncio.CancelledError):
