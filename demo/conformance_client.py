@@ -19,20 +19,26 @@ builds it, plus an accept-the-defaults callback. No Django here. See docs/confor
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
+import httpx2
 from mcp import Client
+from mcp.shared.auth import AuthorizationCodeResult
 from mcp.types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agent.mcp.config import McpServerConfig
 from agent.mcp.connection import CLIENT_INFO
+from agent.mcp.oauth import MemoryTokenStorage, oauth_provider, pre_registered
 from agent.mcp.pool import McpPool
 from agent.mcp.transport import build_transport
 
@@ -98,10 +104,63 @@ async def sse_retry(url: str, mode: str) -> None:
     await list_and_call(url, mode, "test_reconnection", {})
 
 
-async def connect_only(url: str, mode: str) -> None:
-    """auth/* scenarios: do what clearloop does with an HTTP server (static headers, no OAuth):
-    connect and list tools. The server answers 401 and the scenario fails; see the baseline."""
-    await list_and_call(url, mode, None, {})
+class HeadlessSignIn:
+    """The person who would approve the sign-in: the suite's authorization server approves at once,
+    so the authorization URL is fetched and the code taken from its redirect (no browser here; the
+    web app sends a real person to the URL instead, docs/tools-and-mcp.md "OAuth")."""
+
+    def __init__(self) -> None:
+        self.result: AuthorizationCodeResult | None = None
+
+    async def redirect(self, authorization_url: str) -> None:
+        async with httpx2.AsyncClient(timeout=10) as http:
+            response = await http.get(authorization_url, follow_redirects=False)
+        location = response.headers.get("location", "")
+        query = parse_qs(urlparse(location).query)
+        if "code" not in query:
+            raise RuntimeError(f"no code in the authorization redirect ({response.status_code} {location!r})")
+        first = {k: v[0] for k, v in query.items()}
+        self.result = AuthorizationCodeResult(
+            code=first["code"], state=first.get("state"), iss=first.get("iss")
+        )
+
+    async def callback(self) -> AuthorizationCodeResult:
+        if self.result is None:
+            raise RuntimeError("the callback came before the redirect")
+        result, self.result = self.result, None
+        return result
+
+
+REDIRECT_URI = "http://localhost:3000/callback"
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+async def oauth_scenario(url: str, mode: str) -> None:
+    """auth/*: the pool's HTTP transport with the SDK's OAuth client provider (agent/mcp/oauth.py):
+    discovery, registration (CIMD, DCR or the pre-registered client of the scenario's context), the
+    authorization code flow with PKCE and ``resource``, then list the tools and call the first one."""
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    client_info = None
+    if context.get("client_id"):
+        client_info = pre_registered(context["client_id"], context.get("client_secret"), REDIRECT_URI)
+    person = HeadlessSignIn()
+    auth = oauth_provider(
+        url,
+        MemoryTokenStorage(client_info),
+        redirect_uri=REDIRECT_URI,
+        redirect_handler=person.redirect,
+        callback_handler=person.callback,
+        client_metadata_url=CLIENT_METADATA_URL,
+    )
+    config = replace(server_config(url), auth=auth)
+    log_dir = Path(tempfile.gettempdir()) / "clearloop-conformance-logs"
+    async with McpPool([config], log_dir=log_dir, mode=mode) as pool:
+        catalogue = await pool.catalogue(SERVER)
+        names = [entry.remote_name for entry in catalogue.entries]
+        log.info("tools: %s", names)
+        if names:
+            result = await pool.call_tool(SERVER, names[0], {})
+            log.info("%s -> %s", names[0], result.model_dump(by_alias=True, exclude_none=True))
 
 
 async def accept_defaults(_context: Any, params: ElicitRequestParams) -> ElicitResult:
@@ -139,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         usage = "usage: python -m demo.conformance_client SERVER_URL (scenario in env)"
         print(usage, file=sys.stderr)
         return 2
-    handler = SCENARIOS.get(name) or (connect_only if name.startswith("auth/") else None)
+    handler = SCENARIOS.get(name) or (oauth_scenario if name.startswith("auth/") else None)
     if handler is None:
         print(f"scenario {name!r} is not implemented; known: {', '.join(sorted(SCENARIOS))}", file=sys.stderr)
         return 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 TransportKind = Literal["stdio", "http", "sse"]
 _SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
@@ -25,6 +25,7 @@ class McpServerConfig:
     * ``trusted``: the host may let its annotations (readOnlyHint ...) inform policy; untrusted
       annotations are only shown as hints (MCP spec: annotations from untrusted servers are untrusted).
     * ``connect_timeout`` bounds spawn + handshake; ``call_timeout`` is the default per call.
+    * ``auth``: how HTTP requests are authorised beyond static headers (docs/tools-and-mcp.md, OAuth).
     """
 
     name: str
@@ -39,6 +40,9 @@ class McpServerConfig:
     call_timeout: float = 60.0
     gateway: bool = False
     trusted: bool = False
+    # HTTP transports: an ``httpx2.Auth`` the requests go through, e.g. the SDK's
+    # ``mcp.client.auth.OAuthClientProvider`` (OAuth 2.1: discovery, PKCE, resource, refresh).
+    auth: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not _SLUG_RE.match(self.name) or "__" in self.name:

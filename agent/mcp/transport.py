@@ -98,7 +98,11 @@ async def _streamable_http(
     timeout = httpx2.Timeout(config.connect_timeout, read=max(300.0, config.call_timeout))
     hooks = {"response": [session_expiry_hook(on_session_expired)]} if on_session_expired else {}
     async with httpx2.AsyncClient(
-        headers=dict(config.headers), timeout=timeout, event_hooks=hooks, transport=CappedTransport()
+        headers=dict(config.headers),
+        timeout=timeout,
+        event_hooks=hooks,
+        transport=CappedTransport(),
+        auth=config.auth,  # None, or an OAuth 2.1 provider (the SDK's OAuthClientProvider)
     ) as http:
         async with streamable_http_client(
             config.url or "", http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES
@@ -119,6 +123,7 @@ def build_transport(
         headers=dict(config.headers) or None,
         timeout=config.connect_timeout,
         sse_read_timeout=max(300.0, config.call_timeout),
+        auth=config.auth,
     )
 
 

@@ -1,0 +1,88 @@
+"""OAuth 2.1 for HTTP MCP servers, through the SDK's ``OAuthClientProvider`` (an ``httpx2.Auth``).
+
+The SDK does the protocol of the MCP authorization spec: on a 401 it reads the Protected Resource
+Metadata (``WWW-Authenticate`` ``resource_metadata``, then the well-known URLs), the authorization
+server's metadata (RFC 8414 / OpenID discovery), registers the client (a Client ID Metadata Document
+when ``client_metadata_url`` is given and the server supports it, else dynamic registration, unless
+client credentials are stored already), runs the authorization code flow with PKCE S256 and the RFC
+8707 ``resource`` parameter, refreshes tokens, and steps the scope up on 403 ``insufficient_scope``.
+The host supplies where tokens live (``TokenStorage``: the web app encrypts them in PostgreSQL) and
+what happens when a person must sign in (``redirect_handler`` / ``callback_handler``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+from pydantic import AnyUrl
+
+CLIENT_NAME = "clearloop"
+
+
+class MemoryTokenStorage:
+    """Tokens and client registration held in memory (one process, e.g. the conformance client)."""
+
+    def __init__(self, client_info: OAuthClientInformationFull | None = None) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client_info = client_info
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client_info
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client_info = client_info
+
+
+def pre_registered(
+    client_id: str, client_secret: str | None, redirect_uri: str
+) -> OAuthClientInformationFull:
+    """Credentials an admin got from the authorization server out of band (no registration)."""
+    return OAuthClientInformationFull(
+        client_id=client_id,
+        client_secret=client_secret or None,
+        redirect_uris=[AnyUrl(redirect_uri)],
+        token_endpoint_auth_method="client_secret_basic" if client_secret else "none",
+    )
+
+
+def oauth_provider(
+    server_url: str,
+    storage: TokenStorage,
+    *,
+    redirect_uri: str,
+    redirect_handler: Callable[[str], Awaitable[None]],
+    callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]],
+    client_metadata_url: str | None = None,
+    scope: str | None = None,
+) -> OAuthClientProvider:
+    metadata = OAuthClientMetadata(
+        client_name=CLIENT_NAME,
+        redirect_uris=[AnyUrl(redirect_uri)],
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        scope=scope,
+        application_type="native"
+        if "://localhost" in redirect_uri or "://127.0.0.1" in redirect_uri
+        else "web",
+    )
+    return OAuthClientProvider(
+        server_url=server_url,
+        client_metadata=metadata,
+        storage=storage,
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+        client_metadata_url=client_metadata_url,
+    )
