@@ -261,6 +261,8 @@ def test_canary_sweep_no_planted_secret_shows_anywhere(cast, provider, live_stac
         seen[f"admin mcp {server.name}"] = admin.http.get(f"/admin/chatapp/mcpserver/{server.pk}/change/").text
     seen["admin provider"] = admin.http.get(f"/admin/chatapp/providerconfig/{provider.pk}/change/").text
     seen["audit export"] = auditor.http.get("/audit/export.jsonl").text
+    for fmt in ("md", "json"):
+        seen[f"conversation export {fmt}"] = client.http.get(f"/c/{convo.pk}/export.{fmt}").text
     seen["audit log"] = auditor.http.get("/audit/log/").text
     call_command("mcp_export")
     seen["mcp_export"] = capsys.readouterr().out
