@@ -164,3 +164,29 @@ def test_cancel_through_the_api(demo_provider, live_stack, alice_key, cast):
         with client.stream("GET", f"/api/runs/{run_id}/events") as events:
             tail = _sse(events)
         assert json.loads(tail[-1]["data"])["status"] == "cancelled"
+
+
+def test_seed_000_6_through_the_openai_client_then_the_daily_budget(demo_tools, live_stack, cast):
+    """The issue's "done when": the 000 §6 files scenario streamed through clearloop with the official
+    client (three rounds, two parallel reads, a write), then a daily token limit with a clear message."""
+    from chatapp.models import Quota, Round
+
+    secret = api_keys.create_key(cast["alice"], "script", "chat").secret
+    client = ai(live_stack, secret)
+    request = "读取 config.yaml，同时列出当前目录中的 Markdown 文件，然后把分析结果写入 report.md。"
+    chunks = list(client.chat.completions.create(
+        model="demo", messages=[{"role": "system", "content": "你是一个文件分析助手。"},
+                                {"role": "user", "content": request}], stream=True))
+    calls = [c.model_extra["clearloop"]["data"] for c in chunks
+             if (c.model_extra.get("clearloop") or {}).get("type") == "tool_call"]
+    done = {c["name"] for c in calls if c["status"] == "succeeded"}
+    assert {"read_file", "search_files", "write_file"} <= done, calls
+    run_id = chunks[-1].model_extra["clearloop"]["data"]["run_id"]
+    assert Run.objects.get(pk=run_id).status == "succeeded"
+    assert Round.objects.filter(run_id=run_id).count() == 3
+    used = sum((r.usage.get("prompt_tokens") or 0) + (r.usage.get("completion_tokens") or 0)
+               for r in Round.objects.filter(run__conversation__owner=cast["alice"]))
+    Quota.objects.create(user=cast["alice"], tokens_per_day=used)
+    with pytest.raises(openai.RateLimitError) as refused:
+        client.chat.completions.create(model="demo", messages=[{"role": "user", "content": "again"}], stream=True)
+    assert "The daily token budget is used up" in str(refused.value)

@@ -107,3 +107,14 @@ def test_a_provider_that_is_down_gives_a_clear_page_not_a_500(cast):
     _app("http://127.0.0.1:9/")  # nothing listens on the discard port
     answer = Client().post("/accounts/oidc/corp/login/")
     assert answer.status_code == 502 and "cannot be reached" in answer.content.decode()
+
+
+def test_a_callback_with_a_forged_state_logs_nobody_in(cast):
+    _app("http://127.0.0.1:9/")
+    client = Client()
+    answer = client.get("/accounts/oidc/corp/login/callback/", {"code": "stolen-code", "state": "forged"})
+    assert "did not complete" in answer.content.decode()
+    assert "_auth_user_id" not in client.session
+    from django.contrib.auth import get_user_model
+
+    assert get_user_model().objects.count() == 4  # the cast only: nobody was created
