@@ -13,10 +13,16 @@ NODE = NODE_DIR / "node_modules" / "node" / "bin" / "node"
 
 
 def ensure_installed() -> None:
+    """``npm ci`` when Node 22 or the provider is missing, or the lock file is newer than the install."""
     stamp = NODE_DIR / "node_modules" / ".package-lock.json"
-    if not NODE.exists() or not (NODE_DIR / "node_modules" / "oidc-provider").exists() or (
-        (NODE_DIR / "package-lock.json").exists() and (NODE_DIR / "package-lock.json").stat().st_mtime > stamp.stat().st_mtime
-    ):
+    lock = NODE_DIR / "package-lock.json"
+    fresh = (
+        NODE.exists()
+        and (NODE_DIR / "node_modules" / "oidc-provider").exists()
+        and stamp.exists()
+        and lock.stat().st_mtime <= stamp.stat().st_mtime
+    )
+    if not fresh:
         subprocess.run(
             ["npm", "ci", "--prefix", str(NODE_DIR), "--no-audit", "--no-fund", "--loglevel=error"], check=True
         )
