@@ -30,15 +30,17 @@ def oidc(live_stack, tmp_path):
     clients = [{"client_id": "clearloop", "client_secret": "s3cret-for-tests", "redirect_uris": [callback],
                 "post_logout_redirect_uris": [f"{live_stack.base_url}/login/"]}]
     running = idp.start(port, clients, ACCOUNTS, tmp_path / "oidc.log")
-    # Configured in the admin's table (the env route is CLEARLOOP_OIDC_PROVIDERS, same settings).
-    SocialApp.objects.create(
-        provider="openid_connect", provider_id="localidp", name="Local IdP", client_id="clearloop",
-        secret="s3cret-for-tests",
-        settings={"server_url": running.issuer, "oauth_pkce_enabled": True,
-                  "scope": ["openid", "profile", "email", "groups"]},
-    )
-    yield running
-    running.stop()
+    try:
+        # Configured in the admin's table (the env route is CLEARLOOP_OIDC_PROVIDERS, same settings).
+        SocialApp.objects.create(
+            provider="openid_connect", provider_id="localidp", name="Local IdP", client_id="clearloop",
+            secret="s3cret-for-tests",
+            settings={"server_url": running.issuer, "oauth_pkce_enabled": True,
+                      "scope": ["openid", "profile", "email", "groups"]},
+        )
+        yield running
+    finally:
+        running.stop()  # also when the setup above fails: no provider process is left behind
 
 
 def sso_login(page, login: str, base_url: str) -> None:
