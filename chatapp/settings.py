@@ -230,6 +230,9 @@ if OPENAI_API not in ("chat", "responses"):
 ANTHROPIC_BASE_URL = env_url("ANTHROPIC_BASE_URL", "https://api.anthropic.com", schemes=("http", "https"))
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY")
 ANTHROPIC_MODEL = env_str("ANTHROPIC_MODEL")
+# Which provider "Default" means when no admin has flagged one (an explicit choice, by name:
+# an environment provider never becomes the default just by being configured).
+DEFAULT_PROVIDER = env_str("CLEARLOOP_DEFAULT_PROVIDER")
 # Knobs of the environment providers (README, "Provider knobs"); checked here, written by
 # services.providers.ensure_env_providers.
 OPENAI_PROVIDER = (

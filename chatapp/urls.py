@@ -3,7 +3,7 @@ from django.http import Http404
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
-from chatapp.views import auth, chat, files, health, keys, mcp_context, sharing
+from chatapp.views import approvals, auth, chat, files, health, keys, mcp_context, sharing
 from chatapp.views.api_app import api as rest
 
 
@@ -14,6 +14,7 @@ def not_here(request, *args):
 urlpatterns = [
     path("", chat.home, name="chat"),
     path("c/new/", chat.new_conversation, name="new_conversation"),
+    path("c/start/", chat.start_conversation, name="start_conversation"),
     path("c/<int:conversation_id>/", chat.conversation, name="conversation"),
     path("c/<int:conversation_id>/send/", chat.send, name="send"),
     path("c/<int:conversation_id>/rename/", chat.rename, name="rename"),
@@ -42,6 +43,7 @@ urlpatterns = [
     path("c/<int:conversation_id>/branch/", chat.switch_branch, name="switch_branch"),
     path("runs/<int:run_id>/fragment/", chat.run_fragment, name="run_fragment"),
     path("runs/<int:run_id>/links/<int:link_id>/<str:action>/", chat.answer_link, name="answer_link"),
+    path("approvals/count/", approvals.count, name="approvals_count"),
     path("healthz", health.healthz, name="healthz"),
     path("login/", auth.LoginView.as_view(), name="login"),
     path("logout/", auth.LogoutView.as_view(), name="logout"),

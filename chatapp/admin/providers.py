@@ -57,6 +57,7 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
             "total_timeout",
             "max_retries",
             "enabled",
+            "is_default",
         ]
         help_texts = {
             "preset": f"capability profile: one of {', '.join(sorted(profiles.PRESETS))}",
@@ -183,8 +184,19 @@ class ModelPriceInline(admin.TabularInline):
 class ProviderConfigAdmin(admin.ModelAdmin):
     form = ProviderConfigForm
     inlines = [ModelPriceInline]
-    list_display = ("name", "label", "kind", "preset", "model", "base_url", "enabled", "demo", "key_source")
-    list_filter = ("kind", "enabled", "is_demo")
+    list_display = (
+        "name",
+        "label",
+        "kind",
+        "preset",
+        "model",
+        "base_url",
+        "enabled",
+        "is_default",
+        "demo",
+        "key_source",
+    )
+    list_filter = ("kind", "enabled", "is_default", "is_demo")
     search_fields = ("name", "label", "model", "base_url")
     readonly_fields = ("stored_key", "is_demo", "preset_choice")
     actions = ["send_test_request"]
@@ -212,7 +224,7 @@ class ProviderConfigAdmin(admin.ModelAdmin):
 
     def get_fieldsets(self, request, obj=None):
         return [
-            (None, {"fields": ["name", "label", "enabled", "is_demo"]}),
+            (None, {"fields": ["name", "label", "enabled", "is_default", "is_demo"]}),
             (
                 "Endpoint",
                 {"fields": ["kind", "preset", "preset_choice", "base_url", "model", "allowed_models"]},
@@ -225,6 +237,18 @@ class ProviderConfigAdmin(admin.ModelAdmin):
             ("Reasoning", {"fields": ["reasoning_effort", "thinking", "thinking_budget"]}),
             ("Request", {"fields": ["extra_body", "idle_timeout", "total_timeout", "max_retries"]}),
         ]
+
+    def changelist_view(self, request: HttpRequest, extra_context=None):
+        from chatapp.services.providers import default_label
+
+        if not ProviderConfig.objects.filter(is_default=True).exists():
+            self.message_user(
+                request,
+                f"No provider is ticked “default for everyone”: “Default” in the chat means "
+                f"{default_label()}. Open a provider and tick it to choose.",
+                messages.WARNING,
+            )
+        return super().changelist_view(request, extra_context)
 
     @admin.action(description="Send a test request", permissions=["change"])
     def send_test_request(self, request: HttpRequest, queryset) -> None:

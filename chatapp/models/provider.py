@@ -65,10 +65,38 @@ class ProviderConfig(models.Model):
     total_timeout = models.FloatField(null=True, blank=True)
     max_retries = models.PositiveSmallIntegerField(default=2)
     enabled = models.BooleanField(default=True)
+    # The model "Default" means, for everyone: set by an admin on exactly one provider. Nothing
+    # becomes the default by being added (an environment provider included).
+    is_default = models.BooleanField(
+        default=False,
+        verbose_name="default for everyone",
+        help_text="the model new conversations use; setting it here takes it from the previous default",
+    )
     is_demo = models.BooleanField(default=False, editable=False)
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["is_default"], condition=models.Q(is_default=True), name="one_default_provider"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.label or self.name} (demo model)" if self.is_demo else (self.label or self.name)
+
+    def save(self, *args, **kwargs) -> None:
+        from django.db import transaction
+
+        with transaction.atomic():
+            if self.is_default:
+                # One default at a time: the new one takes the flag from the old one.
+                ProviderConfig.objects.filter(is_default=True).exclude(pk=self.pk).update(is_default=False)
+            super().save(*args, **kwargs)
+
+    def clean(self) -> None:
+        super().clean()
+        if self.is_default and not self.enabled:
+            raise ValidationError(
+                {"is_default": "A disabled provider cannot be the default: enable it first."}
+            )

@@ -52,6 +52,15 @@ def pending() -> list[ToolCall]:
     )
 
 
+def pending_count() -> int:
+    """What the approvers' badge shows: the same calls as ``pending()``, counted."""
+    return ToolCall.objects.filter(
+        status=ToolCall.Status.AWAITING_APPROVAL,
+        approval__isnull=True,
+        run__status=Run.Status.AWAITING_APPROVAL,
+    ).count()
+
+
 def _check_person(user: Any, call: ToolCall) -> None:
     if not may_approve(user):
         raise ApprovalRefused(

@@ -52,17 +52,38 @@ def ensure_env_providers() -> None:
 
 
 def default_provider() -> ProviderConfig:
+    """What "Default" means: the provider an admin flagged, else CLEARLOOP_DEFAULT_PROVIDER, else the
+    demo model. Never whichever provider happens to exist (one added in the admin, or from the
+    environment): a new provider changes nothing until someone makes it the default."""
     ensure_env_providers()
-    provider = (
-        ProviderConfig.objects.filter(enabled=True).exclude(name=DEMO_NAME).order_by("name").first()
-        or ProviderConfig.objects.filter(enabled=True, name=DEMO_NAME).first()
+    flagged = ProviderConfig.objects.filter(is_default=True).first()
+    if flagged is not None:
+        if not flagged.enabled:
+            raise ProviderUnavailable(
+                f"The default model ({flagged}) is disabled. Choose a model in the menu above, "
+                "or ask an admin to make another provider the default."
+            )
+        return flagged
+    if settings.DEFAULT_PROVIDER:
+        named = ProviderConfig.objects.filter(name=settings.DEFAULT_PROVIDER, enabled=True).first()
+        if named is not None:
+            return named
+    demo = ProviderConfig.objects.filter(enabled=True, name=DEMO_NAME).first()
+    if demo is not None:
+        return demo
+    raise ProviderUnavailable(
+        "No default model is set. Choose a model in the menu above; an admin can tick "
+        "“default for everyone” on a provider (or set CLEARLOOP_DEFAULT_PROVIDER)."
     )
-    if provider is None:
-        raise ProviderUnavailable(
-            "No model provider is configured. Set OPENAI_API_KEY and OPENAI_MODEL, add one in the admin, "
-            "or run in demo mode."
-        )
-    return provider
+
+
+def default_label() -> str:
+    """How the model menu names its "Default" entry; never raises."""
+    try:
+        provider = default_provider()
+    except ProviderUnavailable:
+        return "none set"
+    return f"{provider} · {provider.model}"
 
 
 def provider_by_name(name: str) -> ProviderConfig:

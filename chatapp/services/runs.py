@@ -151,10 +151,14 @@ def request_cancel(run: Run) -> None:
         cancel_requested=True
     )
     # A run waiting for approval holds no worker: nobody else would ever notice the cancel.
+    from chatapp.services.approvals import _append_event, publish
     from chatapp.worker.store import finish_run
 
     with transaction.atomic():
         locked = Run.objects.select_for_update().filter(pk=run.pk).first()
         if locked and locked.status in ("queued", "awaiting_approval") and not locked.lease_owner:
             finish_run(run.pk, Run.Status.CANCELLED, error="Stopped by the user.")
+            # No worker will say so: every open page (the user's tabs) learns it from this frame.
+            frame = _append_event(locked, "status", {"status": Run.Status.CANCELLED})
+            transaction.on_commit(lambda: publish(locked.conversation_id, frame))
     run.refresh_from_db()

@@ -16,12 +16,13 @@ from chatapp.services import branches, links
 from chatapp.services import conversations as conversations_service
 from chatapp.services.errors import ChatError, RunAlreadyActive
 from chatapp.services.limits import LimitReached, model_allowed
-from chatapp.services.providers import default_provider, ensure_env_providers
+from chatapp.services.providers import default_label, default_provider, ensure_env_providers
 from chatapp.services.quotas import shown_to_user
-from chatapp.services.runs import regenerate_run, request_cancel, start_run
+from chatapp.services.runs import check_message, regenerate_run, request_cancel, start_run
 from chatapp.services.workspace_files import list_files
 from chatapp.views.charts import usage_bars
 from chatapp.views.display import conversation_items
+from chatapp.views.examples import examples
 from chatapp.views.toggles import save_toggles, tool_toggles
 
 PAGE = "chat/page.html"
@@ -50,7 +51,28 @@ def home(request: HttpRequest) -> HttpResponse:
         context["deleted"] = Conversation.objects.filter(
             pk=int(deleted), owner=request.user, deleted_at__isnull=False
         ).first()
-    return render(request, PAGE, {**context, "conversation": None})
+    context.update(conversation=None, default_label=default_label(), examples=examples())
+    return render(request, PAGE, context)
+
+
+@login_required
+@require_POST
+def start_conversation(request: HttpRequest) -> HttpResponse:
+    """The home page's message box: the first message starts the conversation (the user's draft)."""
+    refuse_auditors(request.user)
+    text = request.POST.get("message", "")
+    try:
+        check_message(text)  # an empty or oversized first message creates nothing
+        convo = conversations_service.draft_for(request.user)
+        start_run(convo, text)
+    except ChatError as error:
+        return _refused(request, error)
+    target = reverse("conversation", args=[convo.pk])
+    if request.htmx:
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = target
+        return response
+    return redirect(target)
 
 
 @login_required
@@ -71,6 +93,7 @@ def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
         "conversation": convo,
         "items": conversation_items(convo),
         "providers": ProviderConfig.objects.filter(enabled=True),
+        "default_label": default_label(),
         "active_run": convo.runs.filter(status__in=("queued", "running", "awaiting_approval")).first(),
         "chart": usage_bars(convo),
         "tool_toggles": tool_toggles(convo),
@@ -252,12 +275,30 @@ def conversation_settings(request: HttpRequest, conversation_id: int) -> HttpRes
     convo = owned_conversation_or_404(request.user, conversation_id)
     provider_name = request.POST.get("provider", "")
     provider = ProviderConfig.objects.filter(name=provider_name, enabled=True).first()
+    if provider_name and provider is None:
+        return _picker_status(
+            request, convo, error=f"No enabled model named {provider_name!r}; nothing changed."
+        )
     convo.provider = provider
     model = request.POST.get("model", "").strip()[:120]
-    if model and not model_allowed(provider or default_provider(), model):
-        error = f"The model {model!r} is not offered by that provider; the setting was not changed."
-        return render(request, f"{PAGE}#send-error", {"error": error}, status=422)
+    try:
+        chosen = provider or default_provider()
+    except ChatError as error:
+        return _picker_status(request, convo, error=str(error))
+    if model and not model_allowed(chosen, model):
+        error = f"The model {model!r} is not offered by {chosen}; the setting was not changed."
+        return _picker_status(request, convo, error=error)
     convo.model_override = model
     save_toggles(convo, request.POST)
     convo.save(update_fields=["provider", "model_override", "tool_settings", "updated_at"])
-    return redirect("conversation", conversation_id=convo.pk)
+    return _picker_status(request, convo, saved=f"{chosen} · {model or chosen.model}")
+
+
+def _picker_status(
+    request: HttpRequest, convo: Conversation, *, saved: str = "", error: str = ""
+) -> HttpResponse:
+    """The model menu applies on change (htmx): the answer is one line beside it, saved or why not."""
+    if not request.htmx:
+        return redirect("conversation", conversation_id=convo.pk)
+    context = {"picker_saved": saved, "picker_error": error}
+    return render(request, f"{PAGE}#picker-status", context, status=422 if error else 200)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,6 +35,8 @@ class Exchange:
     question_at: Position | None = None  # ‹ i/n › among edits of the question
     answer_at: Position | None = None  # ‹ i/n › among regenerations of the answer
     failure: Failure | None = None  # a failed run explained in words (chatapp/views/failures.py)
+    waiting: list[Any] = field(default_factory=list)  # calls waiting for a decision (the approval card)
+    denied: bool = False  # a call was denied: the run shows "Denied", never "Succeeded"
 
 
 def _exchange(run: Run, include_user: bool) -> Exchange:
@@ -43,7 +46,9 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
     calls: dict[int, list[Any]] = {}
     root = workspace_path(run.conversation.owner_id, run.conversation_id)
     written: list[str] = []
-    for call in run.tool_calls.all():
+    all_calls = list(run.tool_calls.all())
+    for call in all_calls:
+        call.brief = brief_arguments(call.arguments)
         calls.setdefault(call.round_index, []).append(call)
         call.file_path = None
         if call.name in FILE_WRITERS and call.status == "succeeded":
@@ -65,7 +70,24 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
         question_at=branches.message_position(run.user_message) if run.user_message else None,
         answer_at=branches.run_position(run),
         failure=explain(run) if run.status == Run.Status.FAILED else None,
+        waiting=[c for c in all_calls if c.status == "awaiting_approval"] if run.is_active else [],
+        denied=any(c.status == "denied" and c.error_code != "run_ended" for c in all_calls),
     )
+
+
+def brief_arguments(arguments: Any, limit: int = 80) -> str:
+    """A call's arguments on one short line, for the approval card ("to: 13800000000, text: hi")."""
+    if isinstance(arguments, str) and len(arguments) < 100_000:
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            pass
+    if isinstance(arguments, dict):
+        text = ", ".join(f"{k}: {v}" for k, v in arguments.items())
+    else:
+        text = str(arguments or "")
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def link_view(link: ToolLink) -> ToolLink:

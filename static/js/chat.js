@@ -23,6 +23,16 @@
   function runEl(run) { return document.getElementById("run-" + run); }
   function part(run, role) { const el = runEl(run); return el && el.querySelector("[data-role=" + role + "]"); }
 
+  // The run's badge, live: the same words and colours as the server renders (never snake_case).
+  const STATUS_WORDS = { queued: "Queued", running: "Running", awaiting_approval: "Awaiting approval",
+    succeeded: "Succeeded", failed: "Failed", cancelled: "Cancelled", denied: "Denied" };
+  function setBadge(run, status) {
+    const badge = part(run, "status");
+    if (!badge) return;
+    badge.textContent = STATUS_WORDS[status] || status;
+    badge.className = "status badge status-" + status;
+  }
+
   function setWaiting(run, text) {
     const el = part(run, "waiting");
     if (el) el.textContent = text;
@@ -102,16 +112,29 @@
     });
   }
 
-  // A tool's server asked the user to open a link: show it (rendered by the server from its row).
-  function refreshLinks(run) {
+  // One part of a run re-rendered by the server from its rows: a server's link to open (links),
+  // the approval card with its timer and Stop (approval-card).
+  function refreshPart(run, role) {
     fetchFragment(run).then(function (frag) {
-      const fresh = frag.querySelector("#run-" + run + " [data-role=links]");
-      const old = part(run, "links");
+      const fresh = frag.querySelector("#run-" + run + " [data-role=" + role + "]");
+      const old = part(run, role);
       if (!fresh || !old) return;
       old.replaceWith(fresh);
       htmx.process(fresh);
+      tickApprovalTimers();
     });
   }
+  function refreshLinks(run) { refreshPart(run, "links"); }
+
+  // "waiting for an admin · 1 min 12 s": counted from when the call started waiting.
+  function tickApprovalTimers() {
+    document.querySelectorAll("[data-role=approval-timer][data-since]").forEach(function (el) {
+      const seconds = Math.max(0, Math.round((Date.now() - Date.parse(el.dataset.since)) / 1000));
+      el.textContent = seconds >= 60 ? Math.floor(seconds / 60) + " min " + (seconds % 60) + " s" : seconds + " s";
+    });
+  }
+  tickApprovalTimers();
+  setInterval(tickApprovalTimers, 1000);
 
   function applyLink(run, data) {
     if (data.state === "pending") {
@@ -136,7 +159,10 @@
       (finishedCalls[run] = finishedCalls[run] || {})[data.call_id] = true;
     }
     if (data.status === "running") startTimer(run, label + " running");
-    else if (data.status === "awaiting_approval") { stopTimer(run); setWaiting(run, "Waiting for an admin's approval of " + data.name + "…"); }
+    else if (data.status === "awaiting_approval") {
+      stopTimer(run); setWaiting(run, "Waiting for an admin's approval of " + data.name + "…");
+      refreshPart(run, "approval-card");
+    }
     else { stopTimer(run); setWaiting(run, "Thinking…"); }
     refreshTrace(run);
   }
@@ -167,10 +193,12 @@
       applyLink(run, data);
     } else if (frame.type === "approval_requested") {
       setWaiting(run, "Waiting for an admin's approval…");
-      const badge = part(run, "status"); if (badge) badge.textContent = "Awaiting approval";
+      setBadge(run, "awaiting_approval");
+      refreshPart(run, "approval-card");
     } else if (frame.type === "approval_decided") {
       setWaiting(run, (data.decision === "approved" ? "Approved" : "Denied") + " by " + data.by + ". Continuing…");
-      const badge = part(run, "status"); if (badge) badge.textContent = "Running";
+      setBadge(run, data.decision === "approved" ? "running" : "denied");
+      refreshPart(run, "approval-card");
       refreshTrace(run);
     } else if (frame.type === "round_finished" || frame.type === "context_compressed") {
       refreshTrace(run);
@@ -178,7 +206,7 @@
       replaceRun(run);
       filesChanged();
     } else if (frame.type === "status") {
-      const badge = part(run, "status"); if (badge) badge.textContent = data.status;
+      setBadge(run, data.status);
       if (["succeeded", "failed", "cancelled"].indexOf(data.status) >= 0) replaceRun(run);
     }
   }
@@ -392,5 +420,29 @@
   composer.addEventListener("paste", function (e) {
     const files = e.clipboardData && e.clipboardData.files;
     if (files && files.length) { e.preventDefault(); upload(files); }
+  });
+})();
+
+// The home page: the message box starts a conversation; in demo mode the seed scenarios are example
+// prompts (a click puts the prompt in the box, ready to send or edit).
+(function () {
+  "use strict";
+  const start = document.getElementById("start-composer");
+  if (!start) return;
+  const box = document.getElementById("message");
+  start.addEventListener("keydown", function (event) {
+    if (event.target === box && event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      start.requestSubmit();
+    }
+  });
+  document.addEventListener("click", function (event) {
+    const example = event.target.closest("button.example");
+    if (!example) return;
+    box.value = example.dataset.prompt;
+    box.focus();
+  });
+  start.addEventListener("htmx:sendError", function () {
+    document.getElementById("send-error").textContent = "The server could not be reached; your message is still in the box. Send again when the connection is back.";
   });
 })();

@@ -1,0 +1,75 @@
+"""Approvals people notice: the user's approval card (timer, Stop), the approvers' badge on every
+page (chat and admin), live both ways; Stop takes the call out of the queue; a denied call never
+shows "Succeeded"."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from chatapp.models import Run, ToolCall
+from chatapp.services.approvals import pending_count
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SMS = "send a text message to 13800000000 saying the deploy finished"
+
+
+def ask_for_sms(page):
+    page.click("text=New conversation")
+    page.fill("#message", SMS)
+    page.press("#message", "Enter")
+    card = page.locator("[data-role=approval-card] .approval-card")
+    expect(card).to_be_visible(timeout=60_000)
+    return card
+
+
+def test_the_card_counts_the_wait_and_stop_takes_the_call_out_of_the_queue(
+    cast, demo_tools, page_for, artifacts
+):
+    admin = page_for("ada", "ada-pass")
+    badge = admin.locator("[data-role=approvals-badge]")
+    expect(badge).to_be_hidden()
+    user = page_for("alice", "alice-pass", {"width": 375, "height": 812})
+    card = ask_for_sms(user)
+    expect(card).to_contain_text("demo_tools__send_message")
+    expect(card).to_contain_text("13800000000")
+    expect(card.locator("[data-role=approval-timer]")).to_have_text(
+        re.compile(r"^[1-9]\d* s$"), timeout=5_000
+    )
+    user.screenshot(path=str(artifacts / "approval-card-375.png"))
+    # The approver's badge appears without a reload, on the chat page and in the admin.
+    expect(badge).to_be_visible(timeout=15_000)
+    expect(badge).to_contain_text("1 waiting for approval")
+    admin.goto("/admin/")
+    expect(admin.locator("#site-name [data-role=approvals-badge]")).to_contain_text("1 waiting")
+    admin.screenshot(path=str(artifacts / "approval-badge-admin-1440.png"))
+
+    card.locator("button.stop").click()
+    run = Run.objects.get(conversation__owner=cast["alice"])
+    expect(user.locator(f"#run-{run.pk} [data-role=status]")).to_have_text("Cancelled", timeout=15_000)
+    expect(user.locator("[data-role=approval-card] .approval-card")).to_have_count(0)
+    call = ToolCall.objects.get(run=run)
+    assert call.status == "denied" and call.error_code == "run_ended"
+    assert pending_count() == 0
+    expect(admin.locator("#site-name [data-role=approvals-badge]")).to_be_hidden(timeout=15_000)
+
+
+def test_a_denied_call_shows_denied_live_and_after_the_run(cast, demo_tools, page_for, artifacts):
+    user = page_for("alice", "alice-pass")
+    ask_for_sms(user)
+    run = Run.objects.get(conversation__owner=cast["alice"])
+    call = ToolCall.objects.get(run=run, status="awaiting_approval")
+    admin = page_for("ada", "ada-pass")
+    admin.goto(f"/admin/chatapp/toolcall/{call.pk}/change/")
+    admin.fill("#deny-reason", "not today")
+    admin.click("#deny-form input[type=submit]")
+    status = user.locator(f"#run-{run.pk} [data-role=status]")
+    expect(user.locator(f"#run-{run.pk} [data-role=answer]")).to_be_visible(timeout=60_000)
+    expect(status).to_have_text("Denied")
+    expect(status).to_have_class(re.compile("status-denied"))
+    user.screenshot(path=str(artifacts / "approval-denied-1440.png"))
+    user.reload()
+    expect(user.locator(f"#run-{run.pk} [data-role=status]")).to_have_text("Denied")
