@@ -1,6 +1,7 @@
-"""Run every benchmark: providers, MCP (if present), runs. Figures are printed; runs also writes JSON.
+"""Run every benchmark: providers, MCP (if present), runs, browser. Figures are printed; runs and
+browser also write JSON.
 
-.venv/bin/python -m bench [providers mcp runs]
+.venv/bin/python -m bench [providers mcp runs browser]
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import importlib.util
 import runpy
 import sys
 
-ALL = ("providers", "mcp", "runs")
+ALL = ("providers", "mcp", "runs", "browser")
 
 
 def run_one(name: str) -> None:

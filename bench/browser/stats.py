@@ -1,0 +1,90 @@
+"""Figures from one cell's streams joined with the upstream's stamps."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from bench.browser.upstream import expected_text
+
+
+def pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+def token_lags(stream: dict[str, Any], sends: list[float]) -> list[float]:
+    """Per token: receive time of the frame that completed it minus the upstream's send time (ms)."""
+    marks = stream["marks"]
+    lags, k = [], 0
+    for i, sent in enumerate(sends):
+        needed = len(expected_text(i + 1))
+        while k < len(marks) and marks[k][1] < needed:
+            k += 1
+        if k == len(marks):
+            break
+        lags.append((marks[k][0] - sent) * 1000)
+    return lags
+
+
+def cell_figures(batches: list[list[dict[str, Any]]], stamps: dict[str, Any], tokens: int) -> dict[str, Any]:
+    want = expected_text(tokens)
+    added, before, relay, answered, total, lags, agg, failures = [], [], [], [], [], [], [], []
+    complete = 0
+    for batch in batches:
+        good = []
+        for s in batch:
+            up = stamps.get(s["rid"])
+            ok = s["status"] == "run_finished" and s["text"] == want and up and not s["gaps"]
+            if not ok:
+                failures.append(
+                    f"{s['status']}: {s['error'] or 'text mismatch' if s['status'] == 'run_finished' else s['error']}"
+                )
+                continue
+            complete += 1
+            good.append(s)
+            upstream_ttft = up["sends"][0] - up["recv"]
+            added.append(((s["t_first"] - s["t_post"]) - upstream_ttft) * 1000)
+            before.append((up["recv"] - s["t_post"]) * 1000)
+            relay.append((s["t_first"] - up["sends"][0]) * 1000)
+            if s["t_answered"]:
+                answered.append((s["t_answered"] - s["t_post"]) * 1000)
+            total.append((s["t_last"] - s["t_post"]) * 1000)
+            lags += token_lags(s, up["sends"])
+        if good and len(good) == len(batch):
+            span = max(s["t_last"] for s in good) - min(s["t_post"] for s in good)
+            agg.append(len(good) * tokens / span)
+    n = sum(len(b) for b in batches)
+    return {
+        "streams": n,
+        "complete": complete,
+        "failures": failures[:5],
+        "failure_count": n - complete,
+        "ttft_added_p50": pct(added, 50),
+        "ttft_added_p95": pct(added, 95),
+        "before_model_p50": pct(before, 50),
+        "before_model_p95": pct(before, 95),
+        "relay_p50": pct(relay, 50),
+        "relay_p95": pct(relay, 95),
+        "post_answered_p50": pct(answered, 50),
+        "total_p50": pct(total, 50),
+        "token_lag_p50": pct(lags, 50),
+        "token_lag_p99": pct(lags, 99),
+        "agg_tokens_per_s": statistics.median(agg) if agg else None,
+    }
+
+
+def saturation(rows: list[dict[str, Any]], limit_ms: float = 500) -> float | None:
+    """Aggregate tokens/s where TTFT added p50 passes ``limit_ms`` (linear between bracketing C)."""
+    rows = sorted((r for r in rows if r.get("ttft_added_p50") is not None), key=lambda r: r["c"])
+    for a, b in zip(rows, rows[1:], strict=False):
+        if a["ttft_added_p50"] <= limit_ms < b["ttft_added_p50"]:
+            f = (limit_ms - a["ttft_added_p50"]) / (b["ttft_added_p50"] - a["ttft_added_p50"])
+            return (a["agg_tokens_per_s"] or 0) + f * (
+                (b["agg_tokens_per_s"] or 0) - (a["agg_tokens_per_s"] or 0)
+            )
+    if rows and rows[0]["ttft_added_p50"] > limit_ms:
+        return 0.0
+    return None  # never passed within the measured range
