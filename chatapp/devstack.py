@@ -57,7 +57,8 @@ def wait_for(predicate, timeout: float, what: str, proc: subprocess.Popen | None
 @dataclass
 class Stack:
     port: int = 8000
-    worker_concurrency: int = 8
+    worker_concurrency: int = field(default_factory=lambda: settings.WORKER_RUNS)
+    workers: int = 1
     with_web: bool = True
     with_worker: bool = True
     log_dir: Path = field(default_factory=lambda: Path(settings.DATA_DIR) / "logs")
@@ -80,7 +81,9 @@ class Stack:
         try:
             self._start_redis()
             if self.with_worker:
-                self._spawn("worker", celery_worker_argv(self.worker_concurrency), DB_CONN_MAX_AGE="600")
+                for n in range(1, self.workers + 1):
+                    name = "worker" if n == 1 else f"worker{n}"
+                    self._spawn(name, celery_worker_argv(self.worker_concurrency), DB_CONN_MAX_AGE="600")
             if self.with_web and settings.DEMO_MODE and not port_open("127.0.0.1", self.demo_mcp_port):
                 # One demo MCP server is served over Streamable HTTP, as a remote server would be.
                 mcp = self._spawn(

@@ -99,15 +99,30 @@ TEMPLATES = [
 
 # --- database -------------------------------------------------------------------------------
 DATABASE_URL = env_url("DATABASE_URL", None, schemes=("postgres", "postgresql", "sqlite"))
+# On PostgreSQL every process draws its connections from a bounded psycopg pool (Django >= 5.1).
+# Under ASGI every request runs in a thread of its own: without a pool, 100 simultaneous sends opened
+# 100 connections and PostgreSQL (max_connections 100) refused the rest with OperationalError. With
+# the pool a burst waits up to DB_POOL_TIMEOUT s for a free connection instead. Per process and per
+# alias at most DB_POOL_MAX_SIZE connections (see docs/performance.md for the sizing rule).
+DB_POOL_MAX_SIZE = env_int("DB_POOL_MAX_SIZE", 16, minimum=0)
 if DATABASE_URL:
-    # Under ASGI every request runs in a thread of its own, so persistent connections would pile up
-    # in the web process (Django's docs say to keep them off there); the worker, whose few DB threads
-    # live for the whole process, turns them on with DB_CONN_MAX_AGE.
+    _pooled = DB_POOL_MAX_SIZE > 0 and DATABASE_URL.startswith("postgres")
     DATABASES = {
         "default": dj_database_url.parse(
-            DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0, minimum=0), conn_health_checks=True
+            DATABASE_URL,
+            # A pool and persistent connections exclude each other in Django; without a pool the
+            # worker, whose few DB threads live for the whole process, may keep its connections.
+            conn_max_age=0 if _pooled else env_int("DB_CONN_MAX_AGE", 0, minimum=0),
+            # With a pool this makes psycopg check a connection before handing it out.
+            conn_health_checks=True,
         )
     }
+    if _pooled:
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": min(DB_POOL_MAX_SIZE, env_int("DB_POOL_MIN_SIZE", 2, minimum=0)),
+            "max_size": DB_POOL_MAX_SIZE,
+            "timeout": env_float("DB_POOL_TIMEOUT", 30.0, minimum=0.1),
+        }
 else:
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
@@ -155,6 +170,9 @@ CELERY_BROKER_URL = REDIS_URL
 # Results are only used by the short MCP look-ups of the chat page; runs report through the database.
 CELERY_RESULT_BACKEND = REDIS_URL
 CELERY_RESULT_EXPIRES = 300
+# One result backend per process, not one per thread: every send runs in a new ASGI thread, and
+# building a backend there (it reads package metadata from disk) was part of every send's cost.
+CELERY_RESULT_BACKEND_THREAD_SAFE = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -196,6 +214,10 @@ API_KEY_FAILURES_PER_MINUTE = env_int("CLEARLOOP_API_KEY_FAILURES_PER_MINUTE", 2
 API_COMPLETION_WAIT_SECONDS = env_int("CLEARLOOP_API_COMPLETION_WAIT_SECONDS", 600, minimum=1)
 # Below daphne's 1 MiB websocket message limit; see chatapp/frame_limits.py.
 FRAME_MAX_BYTES = env_int("CLEARLOOP_FRAME_MAX_BYTES", 256 * 1024, minimum=16 * 1024)
+# How many runs one worker process carries at once. The runs share the process's one asyncio loop;
+# a Celery thread only holds each run's task message (unacknowledged until the run ends, so a dead
+# worker's runs are redelivered) and does no work. Set from measured capacity: docs/performance.md.
+WORKER_RUNS = env_int("CLEARLOOP_WORKER_RUNS", 200, minimum=1)
 STREAM_COALESCE_MS = env_int("CLEARLOOP_STREAM_COALESCE_MS", 30, minimum=0)
 WORKSPACE_ROOT = Path(env_str("CLEARLOOP_WORKSPACE_ROOT", str(DATA_DIR / "workspaces")) or "").resolve()
 # Uploads into a conversation's workspace (issue 11): per file, per conversation, which kinds.

@@ -37,6 +37,7 @@ class Stream:
     # receive time and cumulative text length after each text frame (for per-token latency)
     marks: list[tuple[float, int]] = field(default_factory=list)
     frames: int = 0
+    replays: int = 0  # live frames were missing; back-filled from the server as the page does
     gaps: int = 0
     duplicates: int = 0
     status: str = ""
@@ -64,6 +65,7 @@ class BrowserUser:
         self.runs: dict[int, RunFrames] = {}
         self.ws = None
         self._reader: asyncio.Task | None = None
+        self._replayed = asyncio.Event()
 
     def _run(self, run_id: int) -> RunFrames:
         return self.runs.setdefault(run_id, RunFrames())
@@ -88,6 +90,8 @@ class BrowserUser:
         async for raw in self.ws:
             now = time.time()
             frame = json.loads(raw)
+            if frame.get("type") == "replay_done":
+                self._replayed.set()
             if "run" not in frame:
                 continue
             run = self._run(frame["run"])
@@ -133,6 +137,13 @@ class BrowserUser:
             run = self._run(int(found[1]))
             async with asyncio.timeout(self.timeout):
                 await run.done.wait()
+            if _missing(run):
+                # chat.js asks for a replay when a frame is missing; so does this client.
+                stream.replays = 1
+                self._replayed.clear()
+                await self.ws.send(json.dumps({"resume": {str(found[1]): 0}, "since_run": int(found[1])}))
+                async with asyncio.timeout(self.timeout):
+                    await self._replayed.wait()
         except TimeoutError:
             stream.status, stream.error = "timeout", f"no end of run within {self.timeout} s"
             return stream
@@ -164,6 +175,10 @@ class BrowserUser:
         if stream.marks:
             stream.t_first = min(t for t, _ in stream.marks)
             stream.t_last = max(t for t, _ in stream.marks)
+
+
+def _missing(run: RunFrames) -> bool:
+    return bool(run.frames) and len(run.frames) != max(run.frames)
 
 
 async def direct_message(

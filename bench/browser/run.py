@@ -377,6 +377,8 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
             + " ".join(f"{k} {v:.0f}" for k, v in sorted(cpu.items()))
             + ("; " + " ".join(f"{k} {v}" for k, v in sorted(rss.items())) if rss else "")
         )
+        if r.get("streams_back_filled"):
+            print(f"{'':>12} {r['streams_back_filled']} streams lost live frames and back-filled them")
         if r["failures"]:
             print(f"{'':>12} failures ({r['failure_count']}): {r['failures'][:2]}")
 

@@ -32,7 +32,7 @@ def token_lags(stream: dict[str, Any], sends: list[float]) -> list[float]:
 def cell_figures(batches: list[list[dict[str, Any]]], stamps: dict[str, Any], tokens: int) -> dict[str, Any]:
     want = expected_text(tokens)
     added, before, relay, answered, total, lags, agg, failures = [], [], [], [], [], [], [], []
-    complete = 0
+    complete = replays = 0
     for batch in batches:
         good = []
         for s in batch:
@@ -44,6 +44,7 @@ def cell_figures(batches: list[list[dict[str, Any]]], stamps: dict[str, Any], to
                 )
                 continue
             complete += 1
+            replays += s.get("replays", 0)
             good.append(s)
             upstream_ttft = up["sends"][0] - up["recv"]
             added.append(((s["t_first"] - s["t_post"]) - upstream_ttft) * 1000)
@@ -62,6 +63,7 @@ def cell_figures(batches: list[list[dict[str, Any]]], stamps: dict[str, Any], to
         "complete": complete,
         "failures": failures[:5],
         "failure_count": n - complete,
+        "streams_back_filled": replays,
         "ttft_added_p50": pct(added, 50),
         "ttft_added_p95": pct(added, 95),
         "before_model_p50": pct(before, 50),

@@ -13,6 +13,7 @@ from chatapp.services.dispatch import enqueue_on_commit
 from chatapp.services.errors import MessageRejected, ProviderUnavailable, RunAlreadyActive
 from chatapp.services.limits import check_model, check_user_limits
 from chatapp.services.providers import default_provider
+from chatapp.stop_signal import announce
 
 
 def check_message(text: str) -> str:
@@ -110,6 +111,9 @@ def start_run(
             if conversation.title == "New conversation":
                 conversation.title = text.strip().splitlines()[0][:60] or conversation.title
             conversation.save(update_fields=["title", "updated_at", "active_run"])
+            # Last: the audit chain's lock is held from here until the commit, and every send of
+            # every user waits for it, so nothing else may run while it is held.
+            record("run_created", run_id=run.pk, actor=conversation.owner.get_username(), subject=run)
     except IntegrityError as exc:
         raise RunAlreadyActive(
             "The assistant is still answering in this conversation. Wait for it or stop it first."
@@ -129,6 +133,7 @@ def regenerate_run(run: Run) -> Run:
             check_user_limits(conversation.owner_id)
             new = _queue_run(conversation, run.user_message, provider, model)
             conversation.save(update_fields=["updated_at", "active_run"])
+            record("run_created", run_id=new.pk, actor=conversation.owner.get_username(), subject=new)
     except IntegrityError as exc:
         raise RunAlreadyActive(
             "The assistant is still answering in this conversation. Wait for it or stop it first."
@@ -141,15 +146,18 @@ def _queue_run(conversation: Conversation, message: Message, provider: ProviderC
         conversation=conversation, user_message=message, provider_name=provider.name, model=model
     )
     conversation.active_run = run
-    record("run_created", run_id=run.pk, actor=conversation.owner.get_username(), subject=run)
+    # The caller appends the audit event last in its transaction (the chain's lock is held from
+    # there until the commit).
     run.dispatch = enqueue_on_commit(run.pk)
     return run
 
 
 def request_cancel(run: Run) -> None:
-    Run.objects.filter(pk=run.pk, status__in=("queued", "running", "awaiting_approval")).update(
+    if Run.objects.filter(pk=run.pk, status__in=("queued", "running", "awaiting_approval")).update(
         cancel_requested=True
-    )
+    ):
+        # The worker driving it hears it at once (chatapp/worker/cancels.py).
+        transaction.on_commit(lambda: announce(run.pk))
     # A run waiting for approval holds no worker: nobody else would ever notice the cancel.
     from chatapp.services.approvals import _append_event, publish
     from chatapp.worker.store import finish_run

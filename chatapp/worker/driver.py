@@ -28,6 +28,7 @@ from chatapp.worker.toolboxes import build_policy, build_toolbox, mcp_pool, refr
 from chatapp.worker.windows import served_limits
 
 log = logging.getLogger(__name__)
+STOP_GRACE = 0.3
 
 
 async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
@@ -138,19 +139,28 @@ async def _stopped_while(agent: asyncio.Task, recorder: RunRecorder, lost: async
     reaches the server (R-RUN-4). Returns "cancelled" when the run was stopped this way, "lease_lost"
     when another worker took the lease, "" otherwise.
     """
-    while not agent.done():
-        done, _ = await asyncio.wait({agent}, timeout=0.3)
-        if done:
-            break
-        why = "lease_lost" if lost.is_set() else "cancelled" if await recorder.is_cancelled() else ""
-        if why:
-            agent.cancel()
-            try:
-                await agent
-            except asyncio.CancelledError:
-                return why
-            return ""  # it finished on its own just before the cancel landed
-    return ""
+    stopped = asyncio.create_task(recorder.stopped.wait())
+    taken = asyncio.create_task(lost.wait())
+    try:
+        await asyncio.wait({agent, stopped, taken}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        taken.cancel()
+    if agent.done():
+        return ""
+    why = "lease_lost" if lost.is_set() else "cancelled"
+    if why == "cancelled":
+        # While the model streams, the engine sees the stop at its next event and ends the run
+        # itself, keeping the text so far; it is cut off here only if it does not (a tool runs).
+        await asyncio.wait({agent}, timeout=STOP_GRACE)
+        if agent.done():
+            return ""
+    agent.cancel()
+    try:
+        await agent
+    except asyncio.CancelledError:
+        return why
+    return ""  # it finished on its own just before the cancel landed
 
 
 async def _cancelled(runtime: WorkerRuntime, run_id: int, recorder: RunRecorder) -> None:

@@ -17,10 +17,11 @@ from channels.layers import get_channel_layer
 
 from agent import events as ev
 from agent.toolbox import LinkAnswer, LinkRequest
-from chatapp.frame_limits import bounded_frame, fold_stored_delta, split_text
+from chatapp.frame_limits import fold_stored_delta, split_text
 from chatapp.frames import event_payload, event_type
 from chatapp.redaction import redact, redact_event, shown
 from chatapp.worker import crash, links, store
+from chatapp.worker.frame_batch import LiveFrame
 from chatapp.worker.runtime import WorkerRuntime
 
 _DELTAS = (ev.TextDelta, ev.ReasoningDelta, ev.ToolCallDelta)
@@ -91,7 +92,7 @@ class RunRecorder:
         self._write_latency = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._lock = asyncio.Lock()
-        runtime.cancels.watch(run_id)
+        self.stopped = runtime.cancels.watch(run_id)  # set when the user stops the run
         self.frames_published = 0
         self.partial_text: list[str] = []
         self.link_ids: list[int] = []  # ToolLinks this segment asked (links.py)
@@ -143,12 +144,11 @@ class RunRecorder:
     async def _ephemeral(self, kind: str, payload: dict[str, Any]) -> None:
         payload = redact(payload)
         self.seq += 1
-        seq = self.seq
         started = time.monotonic()
-        await self.runtime.db(store.append_event, self.run_id, seq, kind, payload, False)
+        # Stored, then published, together with the frames of the worker's other runs.
+        await self.runtime.frames.put(LiveFrame(self.run_id, self.seq, kind, payload, self.group))
         self._write_latency = time.monotonic() - started
-        crash.after_stored(kind, payload)
-        await self._publish(seq, kind, payload)
+        self.frames_published += 1
 
     async def _durable(self, event: ev.Event) -> None:
         async with self._lock:
@@ -177,10 +177,10 @@ class RunRecorder:
         await self._publish(seq, kind, visible)
 
     async def _publish(self, seq: int, kind: str, payload: dict[str, Any]) -> None:
-        frame = bounded_frame({"run": self.run_id, "seq": seq, "type": kind, "data": payload})
+        message = LiveFrame(self.run_id, seq, kind, payload, self.group).message()
         try:
             async with self.runtime.publish_slots:
-                await self.layer.group_send(self.group, {"type": "run.frame", "frame": frame})
+                await self.layer.group_send(self.group, message)
             self.frames_published += 1
         except Exception:  # noqa: BLE001 - Redis down: the frame is in the event log; clients back-fill
             logging.getLogger(__name__).warning("publishing a frame failed", exc_info=True)

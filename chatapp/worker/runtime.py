@@ -17,6 +17,8 @@ from typing import Any
 
 import httpx
 
+from chatapp.worker.frame_batch import FrameBatcher
+
 log = logging.getLogger(__name__)
 
 
@@ -28,6 +30,7 @@ class WorkerRuntime:
         self._closers: list[Callable[[], Awaitable[None]]] = []
         self.http: httpx.AsyncClient | None = None
         self.resources: dict[str, Any] = {}
+        self._frames: FrameBatcher | None = None
         # Django's ORM is synchronous: a few dedicated threads keep one connection each.
         self.db_executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="clearloop-db")
         self._thread.start()
@@ -64,6 +67,14 @@ class WorkerRuntime:
             self.http = httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(600.0, connect=10.0))
             self.on_close(self.http.aclose)
         return self.http
+
+    @property
+    def frames(self) -> FrameBatcher:
+        if self._frames is None:
+            from channels.layers import get_channel_layer
+
+            self._frames = FrameBatcher(self, get_channel_layer())
+        return self._frames
 
     async def db[T](self, fn: Callable[..., T], *args: Any) -> T:
         return await self.loop.run_in_executor(self.db_executor, _with_fresh_connection, fn, args)

@@ -98,8 +98,9 @@ class Command(BaseCommand):
                 message = await asyncio.wait_for(layer.receive(channel), timeout=1.0)
             except TimeoutError:
                 message = None
-            if message and message.get("frame", {}).get("run") == run_id:
-                if message["frame"]["type"] == "delta":
+            frame = (message.get("frame") or json.loads(message.get("text") or "{}")) if message else {}
+            if frame.get("run") == run_id:
+                if frame["type"] == "delta":
                     deltas += 1
                 continue  # drain frames before looking at the database again
             status = await sync_to_async(

@@ -16,13 +16,21 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--port", type=int, default=settings.PORT)
-        parser.add_argument("--concurrency", type=int, default=8, help="Celery worker threads")
+        parser.add_argument(
+            "--concurrency",
+            type=int,
+            default=settings.WORKER_RUNS,
+            help="runs each worker process carries at once (CLEARLOOP_WORKER_RUNS)",
+        )
+        parser.add_argument("--workers", type=int, default=1, help="worker processes")
 
     def handle(self, *args, **options) -> None:
         stopping = threading.Event()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, lambda *_: stopping.set())
-        stack = Stack(port=options["port"], worker_concurrency=options["concurrency"])
+        stack = Stack(
+            port=options["port"], worker_concurrency=options["concurrency"], workers=options["workers"]
+        )
         self.stdout.write("Starting Redis, daphne and the Celery worker…")
         stack.start()
         try:
