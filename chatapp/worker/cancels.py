@@ -31,6 +31,7 @@ class CancelWatcher:
 
     def watch(self, run_id: int) -> asyncio.Event:
         self.watched[run_id] = self.watched.get(run_id, 0) + 1
+        self.runtime.busy()
         event = self.events.setdefault(run_id, asyncio.Event())
         loop = asyncio.get_running_loop()
         if self._poll_task is None or self._poll_task.done():

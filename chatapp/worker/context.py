@@ -135,21 +135,35 @@ def decisions(run: Run) -> list[ApprovalDecision]:
     ]
 
 
+def is_first_delivery(run: Run) -> bool:
+    """Taken for the first time and nothing durable stored yet: no event, call or frame can exist.
+
+    A run resumed after an approval has a stored ``approval_requested`` (``last_seq`` > 0); one whose
+    worker died has been delivered before (``deliveries`` > 1).
+    """
+    return run.deliveries == 1 and run.last_seq == 0
+
+
 def load_run_context(run_id: int) -> RunContext:
+    """Four queries for a run's first delivery (the usual case), seven when it resumes."""
     run = Run.objects.select_related("conversation").get(pk=run_id)
     config = ProviderConfig.objects.get(name=run.provider_name)
-    stored = [
-        event_from_row(e.type, e.payload)
-        for e in RunEvent.objects.filter(run=run, durable=True).order_by("seq")
-    ]
-    state = RunState.rebuild(
-        str(run.pk), history(run), [e for e in stored if e is not None], decisions=decisions(run)
-    )
+    if is_first_delivery(run):
+        state = RunState.rebuild(str(run.pk), history(run), [], decisions=[])
+        last_seq = 0
+    else:
+        stored = [
+            event_from_row(e.type, e.payload)
+            for e in RunEvent.objects.filter(run=run, durable=True).order_by("seq")
+        ]
+        state = RunState.rebuild(
+            str(run.pk), history(run), [e for e in stored if e is not None], decisions=decisions(run)
+        )
+        last_seq = max(
+            run.last_seq,
+            RunEvent.objects.filter(run=run).order_by("-seq").values_list("seq", flat=True).first() or 0,
+        )
     workspace = workspace_path(run.conversation.owner_id, run.conversation_id)
-    last_seq = max(
-        run.last_seq,
-        RunEvent.objects.filter(run=run).order_by("-seq").values_list("seq", flat=True).first() or 0,
-    )
     output = max_output_tokens(config, run.model)
     ratios = learned_ratios(run.provider_name, run.model)
     limits = ContextLimits(

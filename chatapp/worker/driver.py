@@ -38,11 +38,19 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
     lost = asyncio.Event()
     renewer = asyncio.create_task(_keep_lease(runtime, run_id, lease, lost))
     try:
-        # Links a dead worker's calls were waiting on can no longer be answered.
-        await runtime.db(links.close_pending, run_id)
-        await recorder.publish_status("running")
-        provider = ctx.build_provider(await runtime.http_client())
-        toolbox = await build_toolbox(runtime, ctx)
+        if ctx.last_seq:
+            # Links a dead worker's calls were waiting on can no longer be answered (a run that
+            # has stored nothing yet has none).
+            await runtime.db(links.close_pending, run_id)
+        # The "running" frame is written while the toolbox is built, not before: the model is
+        # called sooner. It is awaited before anything else is emitted, so its seq comes first.
+        status = asyncio.ensure_future(recorder.publish_status("running"))
+        try:
+            provider = ctx.build_provider(await runtime.http_client())
+            toolbox = await build_toolbox(runtime, ctx)
+        finally:
+            await asyncio.wait({status})
+        status.result()
         recorder.tool_infos = toolbox.infos
         await _void_stale_approvals(runtime, ctx, toolbox)
         # The workspace toolbox is rooted at this conversation's folder already (see toolboxes.py).

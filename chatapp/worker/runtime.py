@@ -43,7 +43,7 @@ class WorkerRuntime:
         # Bounded below the channel layer's Redis connection pool: a burst of frames from hundreds of
         # runs waits for a slot instead of failing with "too many connections".
         self.publish_slots = asyncio.Semaphore(64)
-        self.loop.call_soon_threadsafe(self._measure_lag, time.monotonic())
+        self._lag_ticking = False
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
@@ -53,7 +53,18 @@ class WorkerRuntime:
     def _measure_lag(self, scheduled: float) -> None:
         late = max(0.0, time.monotonic() - scheduled)
         self.lag = 0.8 * self.lag + 0.2 * late  # smoothed, so one slow tick does not swing it
+        if not self.cancels.watched:
+            # Idle: no wake-ups at all until a run starts (idle cost, docs/performance.md).
+            self._lag_ticking = False
+            self.lag = 0.0
+            return
         self.loop.call_later(LAG_TICK, self._measure_lag, time.monotonic() + LAG_TICK)
+
+    def busy(self) -> None:
+        """A run started: measure how late the loop runs while there is work."""
+        if not self._lag_ticking:
+            self._lag_ticking = True
+            self.loop.call_soon(self._measure_lag, time.monotonic())
 
     def submit[T](self, coro: Coroutine[Any, Any, T]) -> Future[T]:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)

@@ -134,16 +134,19 @@ async def refresh_catalogues(pool: McpPool, servers: set[str]) -> None:
             logging.getLogger(__name__).warning("re-listing %s before approved calls failed", name)
 
 
-def _load_host_config() -> tuple[list, list, set[str], Any]:
+def _load_host_config(
+    workspace: Path | None = None, owner_id: int | None = None
+) -> tuple[list, list, set[str], Any]:
     configs = enabled_configs()
+    if workspace is not None and owner_id is not None:
+        prepare_workspace(workspace, owner_id)  # same trip to a DB thread: one hop, not two
     return configs, policies.load_rules(), {c.name for c in configs if c.trusted}, sql_backend()
 
 
 async def build_toolbox(runtime: WorkerRuntime, ctx: Any) -> PolicyToolbox:
-    configs, rules, trusted, backend = await runtime.db(_load_host_config)
-    pool = await mcp_pool(runtime)
     workspace = Path(ctx.workspace)
-    await runtime.db(prepare_workspace, workspace, ctx.owner_id)
+    configs, rules, trusted, backend = await runtime.db(_load_host_config, workspace, ctx.owner_id)
+    pool = await mcp_pool(runtime)
     parts: list[Any] = [WorkspaceToolbox(workspace), SqlToolbox(backend)]
     overrides = {pattern: rule.description for pattern, rule in rules if rule.description}
     if configs:
