@@ -15,6 +15,10 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_app = get_asgi_application()
 
+from chatapp import slow_sockets  # noqa: E402
+
+slow_sockets.install(settings.WS_SEND_BUFFER_BYTES)
+
 from chatapp.routing import websocket_urlpatterns  # noqa: E402
 from demo.model import DemoModelSettings, create_app  # noqa: E402
 

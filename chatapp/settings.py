@@ -218,6 +218,8 @@ FRAME_MAX_BYTES = env_int("CLEARLOOP_FRAME_MAX_BYTES", 256 * 1024, minimum=16 * 
 # a Celery thread only holds each run's task message (unacknowledged until the run ends, so a dead
 # worker's runs are redelivered) and does no work. Set from measured capacity: docs/performance.md.
 WORKER_RUNS = env_int("CLEARLOOP_WORKER_RUNS", 200, minimum=1)
+# A websocket whose client has this much unread data waiting is dropped (it back-fills on reconnect).
+WS_SEND_BUFFER_BYTES = env_int("CLEARLOOP_WS_SEND_BUFFER_BYTES", 4 * 2**20, minimum=65536)
 STREAM_COALESCE_MS = env_int("CLEARLOOP_STREAM_COALESCE_MS", 30, minimum=0)
 WORKSPACE_ROOT = Path(env_str("CLEARLOOP_WORKSPACE_ROOT", str(DATA_DIR / "workspaces")) or "").resolve()
 # Uploads into a conversation's workspace (issue 11): per file, per conversation, which kinds.

@@ -112,6 +112,45 @@ class BrowserUser:
             with contextlib.suppress(Exception):
                 await self.ws.close()
 
+    async def stop_probe(self, http: httpx.AsyncClient, rid: str, text: str, after: float) -> dict[str, Any]:
+        """Send a slow message, press Stop after ``after`` s of text: how long until the run ends and
+        until its last text frame (the worker has stopped streaming)."""
+        response = await http.post(
+            f"/c/{self.conversation}/send/",
+            data={"message": text},
+            headers=self._headers(),
+            cookies=self.cookies,
+        )
+        run = self._run(int(RUN_ID.search(response.text)[1]))
+        async with asyncio.timeout(self.timeout):
+            while not any(f["type"] == "delta" for f in run.frames.values()):
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(after)
+            t_stop = time.time()
+            answer = await http.post(
+                f"/runs/{int(RUN_ID.search(response.text)[1])}/cancel/",
+                headers=self._headers(),
+                cookies=self.cookies,
+            )
+            await run.done.wait()
+        ended = max(run.times.values())
+        last_text = max(t for seq, t in run.times.items() if run.frames[seq]["type"] == "delta")
+        kinds = [run.frames[q]["type"] for q in sorted(run.frames)]
+        return {
+            "cancel_status": answer.status_code,
+            "ended_ms": (ended - t_stop) * 1000,
+            "last_text_after_stop_ms": (last_text - t_stop) * 1000,
+            "final": kinds[-1],
+        }
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "X-CSRFToken": self.csrf,
+            "HX-Request": "true",
+            "Origin": self.base_url,
+            "Referer": f"{self.base_url}/c/{self.conversation}/",
+        }
+
     async def message(self, http: httpx.AsyncClient, rid: str, text: str) -> Stream:
         stream = Stream(rid)
         headers = {

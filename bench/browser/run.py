@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -245,6 +246,30 @@ async def _connect(target: Target, c: int, timeout: float) -> list[BrowserUser]:
     return users
 
 
+def stop_probes(target: Target, args) -> dict[str, Any]:
+    """Stop latency: a 20 tokens/s answer is stopped after 0.5 s of text, ``args.stop_probes`` times."""
+
+    async def go() -> list[dict[str, Any]]:
+        users = await _connect(target, 1, args.timeout)
+        out = []
+        async with httpx.AsyncClient(base_url=target.base_url, timeout=60) as http:
+            for i in range(args.stop_probes):
+                text = f"Say something. rid=stop{i}{uuid.uuid4().hex[:6]} delay=50 tokens=400"
+                out.append(await users[0].stop_probe(http, "", text, 0.5))
+        await users[0].close()
+        return out
+
+    probes = asyncio.run(go())
+    ended = [p["ended_ms"] for p in probes]
+    return {
+        "probes": len(probes),
+        "stop_to_end_p50_ms": statistics.median(ended),
+        "stop_to_end_max_ms": max(ended),
+        "last_text_after_stop_max_ms": max(p["last_text_after_stop_ms"] for p in probes),
+        "finals": sorted({p["final"] for p in probes}),
+    }
+
+
 def stamps(upstream_base: str) -> dict[str, Any]:
     return httpx.get(upstream_base + "/stamps", timeout=30).json()
 
@@ -416,6 +441,7 @@ def main() -> None:
     parser.add_argument("--idle-seconds", type=float, default=10)
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--fresh-db", action="store_true")
+    parser.add_argument("--stop-probes", type=int, default=0, help="also measure Stop -> end of run, N times")
     parser.add_argument("--out", default="")
     parser.add_argument("--profile", default="", help="directory: py-spy raw stacks of daphne and the worker")
     parser.add_argument("--profile-cells", default="20:10", help="C:delay cells to profile, comma separated")
@@ -450,6 +476,9 @@ def main() -> None:
             print(f"{t.label}: {t.app_dir} on {t.base_url}, processes {t.pids}", flush=True)
         report["idle_pct_of_core"] = idle_rates(targets, args.idle_seconds)
         print("idle % of a core:", report["idle_pct_of_core"], flush=True)
+        if args.stop_probes:
+            report["stop"] = {t.label: stop_probes(t, args) for t in targets}
+            print("stop:", report["stop"], flush=True)
         for delay in delays:
             for c in cells:
                 if not args.no_direct:
