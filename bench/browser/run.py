@@ -127,6 +127,9 @@ class Target:
             "CLEARLOOP_DEMO_MCP_PORT": str(free_port()),
             "CLEARLOOP_DATA_DIR": str(self.data_dir),
             "BENCH_UPSTREAM_KEY": "sk-bench-not-a-secret",
+            # One simulated user sends a message as soon as the last answer ended, far above what a
+            # person does: the per-user send rate limit would refuse the bench, not measure it.
+            "CLEARLOOP_MAX_SENDS_PER_MINUTE_PER_USER": "100000",
             "PORT": str(self.port),
         }
 
