@@ -58,7 +58,12 @@ class Sampler:
         if self.pg_dsn:
             import psycopg
 
-            self._conn = psycopg.connect(self.pg_dsn, autocommit=True)
+            for _attempt in range(20):  # the server may be full for a moment (shared machine)
+                try:
+                    self._conn = psycopg.connect(self.pg_dsn, autocommit=True)
+                    break
+                except psycopg.OperationalError:
+                    threading.Event().wait(0.5)
         self.sample()
         self.first = dict(self.last)
         self.pg_first = dict(self.pg_last)

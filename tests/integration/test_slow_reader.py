@@ -40,12 +40,26 @@ def test_a_socket_that_is_not_read_is_dropped_and_the_reading_one_gets_every_fra
                 frame = {"run": 0, "seq": seq, "type": "delta", "data": {"text": "x" * SIZE}}
                 await layer.group_send(convo.group_name, {"type": "run.frame", "text": json.dumps(frame)})
 
-        async def read_good() -> None:  # a tab that keeps up
-            while FRAMES not in seen:
+        async def read_good() -> None:  # a tab that keeps up, until a small frame after the big ones
+            while not seen or seen[-1] <= FRAMES:
                 seen.append(json.loads(await good.recv())["seq"])
 
-        async with asyncio.timeout(120):
-            await asyncio.gather(publish(), read_good())
+        async def end_marker() -> None:
+            # Repeated until one arrives: a single message can be lost when a socket is dropped.
+            for seq in range(FRAMES + 1, FRAMES + 30):
+                frame = {"run": 0, "seq": seq, "type": "delta", "data": {"text": "."}}
+                await layer.group_send(convo.group_name, {"type": "run.frame", "text": json.dumps(frame)})
+                try:
+                    await asyncio.wait_for(asyncio.shield(reading), 2)
+                    return
+                except TimeoutError:
+                    continue
+
+        async with asyncio.timeout(180):
+            reading = asyncio.ensure_future(read_good())
+            await publish()
+            await end_marker()
+            await reading
         slow_frames, dropped = 0, False
         try:
             async with asyncio.timeout(60):
@@ -61,7 +75,8 @@ def test_a_socket_that_is_not_read_is_dropped_and_the_reading_one_gets_every_fra
     # The reading tab got the frames in order, up to the last. channels_redis can lose the one
     # message that the dropped socket's consumer was taking off Redis for the whole process when it
     # was cancelled; stored frames are back-filled by the page on the gap (docs/performance.md).
-    assert seen == sorted(seen) and seen[-1] == FRAMES and len(seen) >= FRAMES - 1
+    big = [seq for seq in seen if seq <= FRAMES]
+    assert big == sorted(big) and len(big) >= FRAMES - 1
     assert dropped and slow_frames < FRAMES  # the one that did not read was cut off, not buffered
     log = (live_stack.log_dir / "web.log").read_text(errors="replace")
     assert "client is not reading" in log
