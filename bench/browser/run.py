@@ -413,11 +413,12 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
 
 def parse_target(spec: str, args, data_root: Path, upstream: str) -> Target:
     label, _, path = spec.partition("=")
+    path, _, workers = path.partition("@")  # label=tree@2: this target with 2 worker processes
     return Target(
         label,
         Path(path or ROOT).resolve(),
         args.mode,
-        args.workers,
+        int(workers or args.workers),
         args.concurrency,
         upstream,
         data_root / label,
@@ -427,7 +428,7 @@ def parse_target(spec: str, args, data_root: Path, upstream: str) -> Target:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--target", action="append", help="label=source tree (default: this tree as 'clearloop')"
+        "--target", action="append", help="label=source tree[@workers] (default: this tree as 'clearloop')"
     )
     parser.add_argument("--cells", default="1,10,20,50,100")
     parser.add_argument("--delays", default="0,10")

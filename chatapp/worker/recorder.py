@@ -21,6 +21,7 @@ from chatapp.frame_limits import fold_stored_delta, split_text
 from chatapp.frames import event_payload, event_type
 from chatapp.redaction import redact, redact_event, shown
 from chatapp.worker import crash, links, store
+from chatapp.worker.fanout import publish_many
 from chatapp.worker.frame_batch import LiveFrame
 from chatapp.worker.runtime import WorkerRuntime
 
@@ -180,7 +181,8 @@ class RunRecorder:
         message = LiveFrame(self.run_id, seq, kind, payload, self.group).message()
         try:
             async with self.runtime.publish_slots:
-                await self.layer.group_send(self.group, message)
+                # Through the same path as the batched frames: one clock orders all of them.
+                await publish_many(self.layer, [(self.group, message)])
             self.frames_published += 1
         except Exception:  # noqa: BLE001 - Redis down: the frame is in the event log; clients back-fill
             logging.getLogger(__name__).warning("publishing a frame failed", exc_info=True)
