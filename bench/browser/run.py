@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -453,6 +454,8 @@ def main() -> None:
         "--profile-gil", action="store_true", help="only samples holding the GIL (py-spy --gil)"
     )
     args = parser.parse_args()
+    # SIGTERM (timeout, kill) must stop the stacks too: they run in sessions of their own.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     cells = [int(x) for x in args.cells.split(",")]
     delays = [int(x) for x in args.delays.split(",")]
     data_root = Path(tempfile.mkdtemp(prefix="clearloop-bench-browser-"))
