@@ -26,15 +26,14 @@ def _close_runtime(**_: object) -> None:
 
 @worker_ready.connect
 def _recover_orphans(**_: object) -> None:
-    # A task lost with a killed worker comes back when Redis redelivers it (visibility timeout); this
-    # also catches runs whose message was lost entirely. The lease makes a duplicate harmless.
+    # A task lost with a killed worker comes back when Redis redelivers it (visibility timeout); the
+    # sweep also catches runs whose message was lost entirely. The lease makes a duplicate harmless.
+    # Nothing here touches the database itself: a database that refuses connections at this moment
+    # (it happened under load) must not leave the worker without its heartbeat and its sweep; both
+    # threads retry until it answers.
     from chatapp.tasks import execute_run
-    from chatapp.worker.lease import orphaned_runs
-    from chatapp.worker.liveness import forget_old_workers, start_heartbeat
+    from chatapp.worker.liveness import start_heartbeat
     from chatapp.worker.sweep import start_sweeper
 
     start_heartbeat()
-    forget_old_workers()
-    for run_id in orphaned_runs():
-        execute_run.delay(run_id)
     start_sweeper(execute_run.delay)

@@ -95,6 +95,6 @@ _heartbeat: Heartbeat | None = None
 def start_heartbeat() -> None:
     global _heartbeat
     if _heartbeat is None or not _heartbeat.is_alive():
-        beat()  # registered before the first lease is taken
+        # Its first beat is written at once by the thread (retried there if the database is away).
         _heartbeat = Heartbeat()
         _heartbeat.start()

@@ -19,7 +19,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import close_old_connections
 
-from chatapp.worker.lease import abandoned_runs, lost_queued_runs, runs_of_dead_workers
+from chatapp.worker.lease import abandoned_runs, lost_queued_runs, orphaned_runs, runs_of_dead_workers
+from chatapp.worker.liveness import forget_old_workers
 
 log = logging.getLogger(__name__)
 
@@ -55,13 +56,24 @@ class Sweeper:
             log.warning("run %s: queued for over %s s without a worker; enqueuing it again", run_id, grace)
         return due
 
+    def on_start(self) -> None:
+        """Once per worker: forget long-dead workers and enqueue runs no live lease covers."""
+        close_old_connections()
+        forget_old_workers()
+        for run_id in orphaned_runs():
+            self.enqueue(run_id)
+
     def forever(self) -> None:
+        started = False
         while True:
-            time.sleep(settings.RUN_SWEEP_SECONDS)
             try:
+                if not started:
+                    self.on_start()
+                    started = True
                 self.sweep_once()
-            except Exception:  # noqa: BLE001 - the next sweep tries again
+            except Exception:  # noqa: BLE001 - the database or the broker is away: try again
                 log.warning("sweeping runs failed", exc_info=True)
+            time.sleep(settings.RUN_SWEEP_SECONDS)
 
 
 def start_sweeper(enqueue: Callable[[int], None]) -> threading.Thread:
