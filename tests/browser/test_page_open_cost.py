@@ -15,13 +15,18 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def finished_runs(owner, count: int) -> Conversation:
     convo = Conversation.objects.create(owner=owner, title="Long history")
+    previous = None
     for i in range(count):
-        user = Message.objects.create(conversation=convo, role="user", content=f"question {i}", payload={})
+        user = Message.objects.create(
+            conversation=convo, role="user", content=f"question {i}", payload={}, parent_run=previous
+        )
         run = Run.objects.create(
             conversation=convo, user_message=user, provider_name="demo", model="m", status="succeeded",
             final_text=f"answer {i}",
         )
         Message.objects.create(conversation=convo, run=run, role="assistant", content=f"answer {i}", payload={})
+        user.run = previous = run
+        user.save(update_fields=["run"])
         big = {"name": "write_file", "status": "failed", "arguments": "A" * (2 * 1024 * 1024)} if i == 0 else {}
         frames = [("status", {"status": "running"}), ("delta", {"text": f"answer {i}", "tool_calls": []})]
         frames += [("tool_call", big)] if big else []
