@@ -44,6 +44,11 @@ urlpatterns = [
     path("runs/<int:run_id>/fragment/", chat.run_fragment, name="run_fragment"),
     path("runs/<int:run_id>/links/<int:link_id>/<str:action>/", chat.answer_link, name="answer_link"),
     path("approvals/count/", approvals.count, name="approvals_count"),
+    path(
+        "runs/<int:run_id>/calls/<int:call_id>/<str:decision>/",
+        approvals.answer_in_chat,
+        name="answer_in_chat",
+    ),
     path("healthz", health.healthz, name="healthz"),
     path("login/", auth.LoginView.as_view(), name="login"),
     path("logout/", auth.LogoutView.as_view(), name="logout"),

@@ -16,6 +16,7 @@ class ToolPolicyAdmin(admin.ModelAdmin):
         "enabled",
         "max_calls_per_run",
         "allow_self_approval",
+        "approver",
         "has_override",
     )
     list_filter = ("tier", "approval", "enabled", "allow_self_approval")
@@ -25,7 +26,7 @@ class ToolPolicyAdmin(admin.ModelAdmin):
         (
             None,
             {
-                "fields": ["pattern", "tier", "approval", "enabled"],
+                "fields": ["pattern", "tier", "approval", "approver", "enabled"],
                 "description": "A pattern is a tool name as the model sees it (server__tool) or a glob "
                 "(github__*). An exact name beats a glob, a longer glob a shorter one. Without a policy an "
                 "MCP tool is high risk (MCP annotations are only hints, unless the server is trusted).",

@@ -61,13 +61,21 @@ def pending_count() -> int:
     ).count()
 
 
+def approver_for(name: str, rules: list | None = None) -> str:
+    """Who decides this tool's calls: "admin" (the queue) or "user" (the chat's Allow once / Deny)."""
+    rule = policies.match(rules if rules is not None else policies.load_rules(), name)
+    return rule.approver if rule else "admin"
+
+
 def _check_person(user: Any, call: ToolCall) -> None:
+    owner_id = call.run.conversation.owner_id
+    if approver_for(call.name) == "user" and user.pk == owner_id:
+        return  # the policy asks the person in the chat; recorded as their Approval like any other
     if not may_approve(user):
         raise ApprovalRefused(
             f"{user.get_username()} may not approve tool calls "
             "(it takes staff status and the permission approve_toolcall)."
         )
-    owner_id = call.run.conversation.owner_id
     rule = policies.match(policies.load_rules(), call.name)
     if owner_id == user.pk and call.risk == "high" and not (rule and rule.allow_self_approval):
         raise ApprovalRefused("You cannot approve a high-risk call made in your own conversation.")

@@ -22,6 +22,7 @@ class Rule:
     max_calls_per_run: int = 3
     description: str = ""
     allow_self_approval: bool = False
+    approver: str = "admin"  # admin | user: who decides when the call needs approval
 
     @property
     def needs_approval(self) -> bool:
@@ -39,6 +40,7 @@ def load_rules() -> list[tuple[str, Rule]]:
                 p.max_calls_per_run,
                 p.description_override,
                 p.allow_self_approval,
+                p.approver,
             ),
         )
         for p in ToolPolicy.objects.all()

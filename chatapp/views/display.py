@@ -13,7 +13,8 @@ from agent.replay import blocks_from_dicts, opaque_size
 from chatapp.markdown import render_markdown
 from chatapp.models import Conversation, Message, Run, ToolLink
 from chatapp.redaction import redact_text
-from chatapp.services import branches
+from chatapp.services import branches, policies
+from chatapp.services.approvals import approver_for
 from chatapp.services.branches import Position
 from chatapp.services.costs import CostTotal, total_of
 from chatapp.services.workspace_files import FILE_WRITERS, written_path
@@ -70,9 +71,19 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
         question_at=branches.message_position(run.user_message) if run.user_message else None,
         answer_at=branches.run_position(run),
         failure=explain(run) if run.status == Run.Status.FAILED else None,
-        waiting=[c for c in all_calls if c.status == "awaiting_approval"] if run.is_active else [],
+        waiting=waiting_calls(all_calls) if run.is_active else [],
         denied=any(c.status == "denied" and c.error_code != "run_ended" for c in all_calls),
     )
+
+
+def waiting_calls(calls: list[Any]) -> list[Any]:
+    """Calls waiting for a decision, each marked with who decides (its policy's approver)."""
+    waiting = [c for c in calls if c.status == "awaiting_approval"]
+    if waiting:
+        rules = policies.load_rules()
+        for call in waiting:
+            call.approver = approver_for(call.name, rules)
+    return waiting
 
 
 def brief_arguments(arguments: Any, limit: int = 80) -> str:

@@ -160,7 +160,7 @@
     }
     if (data.status === "running") startTimer(run, label + " running");
     else if (data.status === "awaiting_approval") {
-      stopTimer(run); setWaiting(run, "Waiting for an admin's approval of " + data.name + "…");
+      stopTimer(run); setWaiting(run, "Waiting for approval of " + data.name + "…");
       refreshPart(run, "approval-card");
     }
     else { stopTimer(run); setWaiting(run, "Thinking…"); }
@@ -192,7 +192,7 @@
     } else if (frame.type === "link") {
       applyLink(run, data);
     } else if (frame.type === "approval_requested") {
-      setWaiting(run, "Waiting for an admin's approval…");
+      setWaiting(run, "Waiting for approval…");
       setBadge(run, "awaiting_approval");
       refreshPart(run, "approval-card");
     } else if (frame.type === "approval_decided") {

@@ -73,3 +73,20 @@ def test_a_denied_call_shows_denied_live_and_after_the_run(cast, demo_tools, pag
     user.screenshot(path=str(artifacts / "approval-denied-1440.png"))
     user.reload()
     expect(user.locator(f"#run-{run.pk} [data-role=status]")).to_have_text("Denied")
+
+
+def test_a_policy_that_asks_the_user_is_answered_in_the_chat(cast, demo_tools, page_for, live_stack):
+    from chatapp.models import ToolPolicy
+
+    ToolPolicy.objects.filter(pattern="demo_tools__send_message").update(approver="user")
+    assert ToolPolicy.objects.get(pattern="demo_tools__send_message").approver == "user"
+    user = page_for("alice", "alice-pass")
+    card = ask_for_sms(user)
+    expect(card).to_contain_text("asks for your OK")
+    card.locator("[data-role=allow-once]").click()
+    run = Run.objects.get(conversation__owner=cast["alice"])
+    expect(user.locator(f"#run-{run.pk} [data-role=answer]")).to_be_visible(timeout=60_000)
+    call = ToolCall.objects.get(run=run)
+    assert call.status == "succeeded"
+    assert call.approval.decided_by == cast["alice"] and call.approval.reason == "Allowed once in the chat"
+    expect(user.locator(f"#run-{run.pk} [data-role=status]")).to_have_text("Succeeded")
