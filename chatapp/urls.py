@@ -3,7 +3,7 @@ from django.http import Http404
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
-from chatapp.views import approvals, auth, chat, files, health, keys, mcp_context, sharing
+from chatapp.views import approvals, auth, chat, files, health, keys, mcp_context, mcp_oauth, sharing
 from chatapp.views.api_app import api as rest
 
 
@@ -65,6 +65,8 @@ urlpatterns = [
     path("audit/", include("chatapp.audit_urls")),
     path("keys/", keys.key_list, name="api_keys"),
     path("keys/<int:key_id>/revoke/", keys.revoke, name="revoke_api_key"),
+    path("mcp/<int:server_id>/sign-in/", mcp_oauth.sign_in, name="mcp_sign_in"),
+    path("mcp/oauth/callback/", mcp_oauth.callback, name="mcp_oauth_callback"),
     path("admin/", admin.site.urls),
     # /api/... (REST), /v1/... (OpenAI-compatible), /api/schema and /api/docs: chatapp/views/api_app.py
     path("", rest.urls),

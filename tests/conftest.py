@@ -16,7 +16,7 @@ TESTS = Path(__file__).resolve().parent
 # Redis servers, or an MCP server it spawns. `browser` tests also drive Chromium. `make check` runs
 # everything else (`-m "not live and not browser"`); `make test` runs all of it.
 LIVE_DIRS = ("integration", "durable", "conformance", "browser")
-LIVE_FIXTURES = {"live_stack", "demo_provider", "env_query_server", "broken_server", "http_demo_server"}
+LIVE_FIXTURES = {"live_stack", "demo_provider", "env_query_server", "broken_server", "http_demo_server", "oauth_server"}
 
 
 def _folder(item) -> str:

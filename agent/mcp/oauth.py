@@ -46,6 +46,21 @@ class MemoryTokenStorage:
         self.client_info = client_info
 
 
+class StoredTokenProvider(OAuthClientProvider):
+    """The SDK's provider, which also knows when tokens loaded from storage expire.
+
+    The SDK sets the expiry only when it receives tokens, so a process that loads a stored, expired
+    token sends it, gets a 401 and starts a whole new authorization instead of refreshing. A storage
+    that returns ``expires_in`` as the time *left* (the web app's grant storage does) makes the
+    provider refresh first, as it would in the process that got the token.
+    """
+
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        if self.context.current_tokens is not None:
+            self.context.update_token_expiry(self.context.current_tokens)
+
+
 def pre_registered(
     client_id: str, client_secret: str | None, redirect_uri: str
 ) -> OAuthClientInformationFull:
@@ -78,7 +93,7 @@ def oauth_provider(
         if "://localhost" in redirect_uri or "://127.0.0.1" in redirect_uri
         else "web",
     )
-    return OAuthClientProvider(
+    return StoredTokenProvider(
         server_url=server_url,
         client_metadata=metadata,
         storage=storage,

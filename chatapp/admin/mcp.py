@@ -14,7 +14,7 @@ from django.urls import path, reverse
 
 from agent.mcp import McpConfigError, McpServerConfig
 from chatapp.admin.masking import MASK, MaskedJsonMixin
-from chatapp.models import McpServer
+from chatapp.models import McpOAuthGrant, McpServer
 from chatapp.services.admin_checks import ServerReport, probe_servers
 from chatapp.services.mcp_io import export_servers, import_servers
 
@@ -48,6 +48,7 @@ class McpServerForm(MaskedJsonMixin, forms.ModelForm):
             "call_timeout",
             "gateway",
             "trusted",
+            "auth_mode",
         ]
         help_texts = {
             "args": 'A JSON array of strings, e.g. ["-m", "my_server", "--flag"]; never run through a shell.',
@@ -74,6 +75,8 @@ class McpServerForm(MaskedJsonMixin, forms.ModelForm):
         for name in ("env", "headers"):
             if name in data and not _is_str_map(data[name]):
                 self.add_error(name, "must be a JSON object whose values are strings")
+        if data.get("auth_mode", "none") != "none" and data.get("transport") == "stdio":
+            self.add_error("auth_mode", "OAuth is for http / sse servers; a stdio server takes env values")
         if self.errors or not data.get("name"):
             return data
         try:
@@ -127,12 +130,35 @@ class McpServerAdmin(admin.ModelAdmin):
     list_filter = ("transport", "enabled", "gateway", "trusted")
     search_fields = ("name", "command", "url")
     actions = ["test_connection", "export_json"]
+    readonly_fields = ("oauth_status",)
     fieldsets = [
         (None, {"fields": ["name", "transport", "enabled"]}),
         ("stdio", {"fields": ["command", "args", "env"]}),
-        ("Streamable HTTP / SSE", {"fields": ["url", "headers"]}),
+        ("Streamable HTTP / SSE", {"fields": ["url", "headers", "auth_mode", "oauth_status"]}),
         ("Behaviour", {"fields": ["connect_timeout", "call_timeout", "gateway", "trusted"]}),
     ]
+
+    @admin.display(description="OAuth sign-in")
+    def oauth_status(self, obj: McpServer | None) -> str:
+        if obj is None or obj.auth_mode == McpServer.AuthMode.NONE:
+            return "not used"
+        if obj.auth_mode == McpServer.AuthMode.PER_USER:
+            grants = obj.grants.exclude(user=None)
+            signed = grants.filter(state=McpOAuthGrant.State.SIGNED_IN).count()
+            return f"each user signs in; {signed} signed in, {grants.count() - signed} to sign in again"
+        grant = obj.grants.filter(user=None).first()
+        if grant is None:
+            return "nobody has signed in yet: use Sign in for everyone"
+        if grant.state == McpOAuthGrant.State.SIGNED_IN:
+            return "signed in for everyone (tokens stored encrypted)"
+        return f"sign in again: {grant.reason or 'the sign-in is no longer valid'}"
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        signed_in = McpOAuthGrant.objects.filter(
+            server_id=object_id, user=None, state=McpOAuthGrant.State.SIGNED_IN
+        ).exists()
+        extra = {**(extra_context or {}), "oauth_signed_in": signed_in}
+        return super().change_view(request, object_id, form_url, extra)
 
     @admin.display(description="command / URL")
     def target(self, obj: McpServer) -> str:

@@ -4,6 +4,7 @@ from chatapp.models.calibration import TokenCalibration
 from chatapp.models.conversation import Conversation, Message
 from chatapp.models.files import ShareLink, Upload
 from chatapp.models.links import ToolLink
+from chatapp.models.mcp_oauth import McpOAuthGrant
 from chatapp.models.mcp_server import McpServer
 from chatapp.models.policy import ToolPolicy
 from chatapp.models.pricing import ModelPrice
@@ -19,6 +20,7 @@ __all__ = [
     "TERMINAL_STATUSES",
     "Approval",
     "Conversation",
+    "McpOAuthGrant",
     "McpServer",
     "Message",
     "ModelPrice",

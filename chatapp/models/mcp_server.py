@@ -12,6 +12,11 @@ mcp_name_validator = RegexValidator(
 
 
 class McpServer(models.Model):
+    class AuthMode(models.TextChoices):
+        NONE = "none", "no OAuth (static headers only)"
+        SHARED = "shared", "OAuth: one connection for everyone"
+        PER_USER = "per_user", "OAuth: each user signs in"
+
     class Transport(models.TextChoices):
         STDIO = "stdio"
         HTTP = "http", "Streamable HTTP"
@@ -31,6 +36,13 @@ class McpServer(models.Model):
     call_timeout = models.FloatField(default=60.0)
     gateway = models.BooleanField(default=False, help_text="expose as one mcp_call_tool")
     trusted = models.BooleanField(default=False, help_text="trust the server's tool annotations")
+    auth_mode = models.CharField(
+        max_length=10,
+        choices=AuthMode.choices,
+        default=AuthMode.NONE,
+        help_text="OAuth 2.1 (http / sse only): one connection for everyone (an admin signs in once "
+        "from this page) or each user signs in the first time a tool of this server is needed",
+    )
 
     class Meta:
         ordering = ["name"]

@@ -7,8 +7,11 @@ import os
 from agent.mcp import McpServerConfig
 from chatapp.models import McpServer
 from chatapp.redaction import register_secret
+from chatapp.services import mcp_oauth
 
 ENV_PREFIX = "env:"
+# Only the metadata of a client that never signed in carries it; the SDK sends it to nobody.
+DEFAULT_REDIRECT = "http://localhost/mcp/oauth/callback/"
 
 
 def _resolve(values: dict[str, str]) -> dict[str, str]:
@@ -20,6 +23,16 @@ def _resolve(values: dict[str, str]) -> dict[str, str]:
             register_secret(value)
         out[str(key)] = str(value)
     return out
+
+
+def _auth(server: McpServer):
+    """The OAuth provider of a "one connection for everyone" server (the grant an admin signed in);
+    a worker only uses and refreshes it, and marks it "sign in again" when that is needed."""
+    if server.auth_mode != McpServer.AuthMode.SHARED:
+        return None
+    info = mcp_oauth.read_client_info(server.id, None)
+    redirect_uri = str(info.redirect_uris[0]) if info and info.redirect_uris else DEFAULT_REDIRECT
+    return mcp_oauth.worker_auth(server, None, redirect_uri)
 
 
 def to_config(server: McpServer) -> McpServerConfig:
@@ -36,6 +49,7 @@ def to_config(server: McpServer) -> McpServerConfig:
         call_timeout=server.call_timeout,
         gateway=server.gateway,
         trusted=server.trusted,
+        auth=_auth(server),
     )
 
 
