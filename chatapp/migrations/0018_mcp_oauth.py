@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("chatapp", "0016_default_provider"),
+        ("chatapp", "0017_policy_approver"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
