@@ -78,7 +78,8 @@ class Message:
     reasoning: str | None = None
     # What the provider requires back verbatim with this assistant turn (agent/replay.py).
     replay: tuple[ReplayBlock, ...] = ()
-    # Tool messages only: images/audio the tool returned; ``content`` already notes each of them.
+    # Tool messages: images/audio the tool returned (``content`` notes each of them). User messages:
+    # images the user attached, sent to vision models (``Capabilities.user_image_media``).
     media: tuple[MediaPart, ...] = ()
 
     @classmethod

@@ -17,7 +17,7 @@ from typing import Any
 
 from agent.messages import Message, ToolSpec
 from agent.providers.caching import mark_anthropic
-from agent.providers.openai_chat_request import PROTECTED_FIELDS, output_limit
+from agent.providers.openai_chat_request import PROTECTED_FIELDS, output_limit, user_images
 from agent.providers.profiles import Capabilities
 from agent.providers.types import ModelRequest, ToolChoice
 
@@ -60,6 +60,10 @@ def _blocks(message: Message, caps: Capabilities) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     if caps.replay_blocks:
         blocks.extend(dict(b.data) for b in message.replay if b.wire == "anthropic")
+    for image in user_images(message, caps):
+        # Images before the text, as Anthropic's vision guide recommends.
+        source = {"type": "base64", "media_type": image.mime_type, "data": image.data}
+        blocks.append({"type": "image", "source": source})
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:

@@ -85,7 +85,23 @@ def convert_message(
     role = message.role
     if role == "developer" and not caps.developer_role:
         role = "system"
+    images = user_images(message, caps)
+    if images:
+        # Chat Completions vision: content parts, the image as a base64 data URL in image_url.url.
+        parts: list[dict[str, Any]] = [{"type": "text", "text": message.content or ""}]
+        for image in images:
+            parts.append(
+                {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
+            )
+        return {"role": role, "content": parts}
     return {"role": role, "content": message.content or ""}
+
+
+def user_images(message: Message, caps: Capabilities) -> list[Any]:
+    """The images of a user message the model reads (its capabilities say which types)."""
+    if message.role != "user":
+        return []
+    return [m for m in message.media if m.kind == "image" and m.mime_type in caps.user_image_media]
 
 
 def convert_tool(tool: ToolSpec, caps: Capabilities | None = None) -> dict[str, Any]:

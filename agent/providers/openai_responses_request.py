@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent.messages import Message, ToolSpec
-from agent.providers.openai_chat_request import PROTECTED_FIELDS, output_limit
+from agent.providers.openai_chat_request import PROTECTED_FIELDS, output_limit, user_images
 from agent.providers.profiles import Capabilities
 from agent.providers.types import ModelRequest, ToolChoice
 from agent.replay import ReplayBlock
@@ -62,6 +62,13 @@ def convert_message(message: Message, caps: Capabilities) -> list[dict[str, Any]
     role = message.role
     if role == "developer" and not caps.developer_role:
         role = "system"
+    images = user_images(message, caps)
+    if images:
+        parts: list[dict[str, Any]] = [{"type": "input_text", "text": message.content or ""}]
+        for image in images:
+            url = f"data:{image.mime_type};base64,{image.data}"
+            parts.append({"type": "input_image", "image_url": url, "detail": "auto"})
+        return [{"role": role, "content": parts}]
     return [{"role": role, "content": message.content or ""}]
 
 

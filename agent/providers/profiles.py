@@ -86,6 +86,12 @@ class Capabilities:
     # function_call_output input_image). Others, and every type on Chat Completions (tool messages are
     # text only), reach the model as the text note "[image: image/png, 12 KB]".
     tool_result_media: frozenset[str] = frozenset()
+    # Image types the model reads in a *user* message (vision): OpenAI image_url data URL, Responses
+    # input_image, Anthropic image block. Empty = a text-only model: an image attachment is refused
+    # with the reason. An admin override turns it on for a vision model behind another preset.
+    user_image_media: frozenset[str] = frozenset()
+    # Longest image edge sent (px); larger attachments are scaled down first (docs/conversations.md).
+    image_max_edge: int = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +130,7 @@ PRESETS: dict[str, Preset] = {
             knobs=_EFFORT,
             knob_style="openai",
             send_prompt_cache_key=True,
+            user_image_media=_IMAGES,
         ),
         (_O_SERIES, _OPENAI_REASONING),
     ),
@@ -241,6 +248,7 @@ PRESETS: dict[str, Preset] = {
             replay_blocks=True,
             send_prompt_cache_key=True,
             tool_result_media=_IMAGES,
+            user_image_media=_IMAGES,
         ),
         # Only reasoning models have reasoning to carry: others reject the include ("Encrypted
         # content is not supported with this model").
@@ -259,6 +267,9 @@ PRESETS: dict[str, Preset] = {
             prompt_cache="breakpoints",
             tool_result_media=_IMAGES,
             count_tokens_endpoint=True,
+            user_image_media=_IMAGES,
+            # "If your image's long edge is more than 1568 pixels ... it will first be scaled down".
+            image_max_edge=1568,
         )
     ),
 }
@@ -281,8 +292,9 @@ def resolve(preset: str, model: str, overrides: dict[str, Any] | None = None) ->
         unknown = set(overrides) - _FIELDS
         if unknown:
             raise ValueError(f"unknown capability override(s) {sorted(unknown)}; known: {sorted(_FIELDS)}")
-        if isinstance(overrides.get("tool_result_media"), list | tuple | set):  # JSON gives a list
-            overrides = {**overrides, "tool_result_media": frozenset(overrides["tool_result_media"])}
+        for name in ("tool_result_media", "user_image_media"):
+            if isinstance(overrides.get(name), list | tuple | set):  # JSON gives a list
+                overrides = {**overrides, name: frozenset(overrides[name])}
         caps = dataclasses.replace(caps, **overrides)
     _check(caps)
     return caps

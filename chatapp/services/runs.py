@@ -11,6 +11,7 @@ from chatapp.redaction import redact_text
 from chatapp.services import branches
 from chatapp.services.dispatch import enqueue_on_commit
 from chatapp.services.errors import MessageRejected, ProviderUnavailable, RunAlreadyActive
+from chatapp.services.images import image_parts
 from chatapp.services.limits import check_model, check_user_limits
 from chatapp.services.providers import default_provider
 from chatapp.stop_signal import announce
@@ -96,11 +97,15 @@ def start_run(
                 # The edited question keeps the files the original had attached (still in the workspace).
                 uploads += list(edit_of.uploads.filter(deleted_at__isnull=True))
             model_text = text + attachment_note(uploads) if uploads else text
+            payload: dict = {"role": "user", "content": model_text}
+            media = image_parts(conversation, uploads, provider, model)
+            if media:
+                payload["media"] = [m.to_dict() for m in media]
             message = Message.objects.create(
                 conversation=conversation,
                 role=Message.Role.USER,
                 content=text,
-                payload={"role": "user", "content": model_text},
+                payload=payload,
                 parent_run=edit_of.parent_run if edit_of is not None else branches.leaf(conversation),
             )
             if uploads and edit_of is None:

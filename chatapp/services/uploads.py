@@ -17,14 +17,17 @@ import os
 import unicodedata
 import zipfile
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.core.files.base import ContentFile
 from django.db import transaction
 
 from agent.tools.workspace import SafePath, open_dir
 from chatapp.audit import record
 from chatapp.models import Conversation, Upload
+from chatapp.services.extraction import EXTRACTABLE, ExtractionFailed, extract_text
 from chatapp.services.workspace_files import _walk, root_of
 from chatapp.worker.toolboxes import prepare_workspace
 
@@ -125,8 +128,17 @@ def used_bytes(convo: Conversation) -> int:
     return sum(st.st_size for _, st in _walk(root)) if root.is_dir() else 0
 
 
-def store_uploads(convo: Conversation, files: Sequence[Any], user: Any) -> list[Upload]:
-    """Check every file first (nothing is written if one is refused), then store them one by one."""
+@dataclass
+class Stored:
+    uploads: list[Upload] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def store_uploads(convo: Conversation, files: Sequence[Any], user: Any) -> Stored:
+    """Check every file first (nothing is written if one is refused), then store them one by one.
+
+    A PDF or Word file also gets its text as a sibling ``<name>.txt`` (services/extraction.py); when
+    that fails the file is kept and a warning says why."""
     names = [normalise_name(f.name) for f in files]
     for name, upload in zip(names, files, strict=True):
         check_upload(name, upload)
@@ -141,10 +153,24 @@ def store_uploads(convo: Conversation, files: Sequence[Any], user: Any) -> list[
         )
     root = root_of(convo)
     prepare_workspace(root, convo.owner_id)
-    return [_store_one(convo, root, name, upload, user) for name, upload in zip(names, files, strict=True)]
+    result = Stored()
+    for name, upload in zip(names, files, strict=True):
+        row = _store_one(convo, root, name, upload, user)
+        result.uploads.append(row)
+        ext = _extension(row.name)
+        if ext in EXTRACTABLE:
+            upload.seek(0)
+            try:
+                text = extract_text(ext, upload.read())
+            except ExtractionFailed as exc:
+                result.warnings.append(f"{row.name} was stored, but its text could not be extracted: {exc}.")
+                continue
+            sibling = ContentFile(text.encode("utf-8"), name=f"{row.name}.txt")
+            result.uploads.append(_store_one(convo, root, sibling.name, sibling, user, source=row.name))
+    return result
 
 
-def _store_one(convo: Conversation, root: Any, name: str, upload: Any, user: Any) -> Upload:
+def _store_one(convo: Conversation, root: Any, name: str, upload: Any, user: Any, source: str = "") -> Upload:
     digest = hashlib.sha256()
     tmp = f".upload.{os.urandom(6).hex()}.tmp"
     with open_dir(SafePath(root, ())) as dir_fd:
@@ -166,7 +192,9 @@ def _store_one(convo: Conversation, root: Any, name: str, upload: Any, user: Any
             conversation=convo,
             uploaded_by=user,
             name=stored,
-            original_name=(upload.name or "")[:400].replace("\x00", "\ufffd"),
+            original_name=(f"text of {source}" if source else (upload.name or ""))[:400].replace(
+                "\x00", "\ufffd"
+            ),
             size=upload.size,
             content_type=(getattr(upload, "content_type", "") or "")[:120],
             sha256=digest.hexdigest(),

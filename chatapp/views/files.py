@@ -165,9 +165,15 @@ def _upload_into(request: HttpRequest, convo: Conversation) -> HttpResponse:
     return JsonResponse(
         {
             "conversation": convo.pk,
+            "warnings": stored.warnings,
             "files": [
-                {"id": u.pk, "name": u.name, "size": u.size, "renamed": u.name != u.original_name}
-                for u in stored
+                {
+                    "id": u.pk,
+                    "name": u.name,
+                    "size": u.size,
+                    "renamed": u.name != u.original_name and not u.original_name.startswith("text of "),
+                }
+                for u in stored.uploads
             ],
         }
     )

@@ -397,6 +397,7 @@
       if (xhr.status >= 200 && xhr.status < 300) {
         body.files.forEach(chip);
         say(body.files.length > 1 ? body.files.length + " files uploaded; they are attached to your next message." : "1 file uploaded; it is attached to your next message.");
+        if (body.warnings && body.warnings.length) say(body.warnings.join(" "), true);
         if (window.htmx) htmx.trigger(document.body, "files-changed");
       } else {
         say(body.error || ("The upload failed (HTTP " + xhr.status + ")."), true);

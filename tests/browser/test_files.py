@@ -121,3 +121,37 @@ def test_a_refused_upload_says_why(demo_tools, page_for, settings):
     status = page.locator("#upload-status [data-role=upload-message]")
     assert ".exe files are not accepted" in status.inner_text()
     assert page.locator("[data-role=pending-attachments] li").count() == 0
+
+
+def _png() -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (3000, 600), "teal").save(out, "PNG")
+    return out.getvalue()
+
+
+def test_an_image_goes_to_a_vision_profile_and_is_refused_for_text_only(demo_provider, cast, page_for, artifacts):
+    from chatapp.models import Round
+
+    page = page_for("alice", "alice-pass", viewport={"width": 1440, "height": 900})
+    page.click("text=New conversation")
+    page.wait_for_selector("#composer textarea")
+    page.set_input_files("#file-input", files=[{"name": "chart.png", "mimeType": "image/png", "buffer": _png()}])
+    page.wait_for_selector("[data-role=pending-attachments] li:has-text('chart.png')")
+    page.fill("#message", "What does this chart show?")
+    page.press("#message", "Enter")
+    error = page.locator("#send-error")
+    error.wait_for()
+    assert "reads text only" in error.inner_text() and "chart.png" in error.inner_text()
+    assert page.input_value("#message") == "What does this chart show?"  # nothing lost
+    shoot(page, artifacts, "image-refused")
+    demo_provider.capability_overrides = {"user_image_media": ["image/png"], "image_max_edge": 1568}
+    demo_provider.save()
+    page.press("#message", "Enter")
+    page.locator("[data-role=answer]").wait_for(timeout=60_000)
+    run = Run.objects.get(conversation__owner=cast["alice"])
+    request = Round.objects.filter(run=run).order_by("index").first().request
+    user = [m for m in request["messages"] if m["role"] == "user"][-1]
+    assert user["content"][1]["type"] == "image_url"
+    assert user["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
