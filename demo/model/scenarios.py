@@ -179,4 +179,57 @@ def send_message(turn: Turn) -> Plan | None:
     return say(turn, f"消息没有发送：{_error(done[-1])}", f"The message was not sent: {_error(done[-1])}")
 
 
-SCENARIOS = (files_report, newest_users, environment, send_message)
+# ----- issue 11: the user attached a file and asks about it: read it, write report.md, answer ------
+ATTACHED = re.compile(r"\[The user attached \d+ files? to this message; [^:]*: (.+)\]")
+ATTACHED_NAME = re.compile(r"(?:^|, )(.+?) \([\d,]+ bytes\)")
+TEXT_FILE = re.compile(r"\.(csv|tsv|txt|md|json|jsonl|ya?ml|log|xml|html|py|sql|toml|ini)$", re.IGNORECASE)
+
+
+def attached_file(turn: Turn) -> Plan | None:
+    note = ATTACHED.search(turn.user_text)
+    read = turn.tool("read_file")
+    if not (note and read):
+        return None
+    names = [n for n in ATTACHED_NAME.findall(note.group(1)) if TEXT_FILE.search(n)]
+    if not names:
+        return None
+    if not turn.rounds:
+        return calls(turn, (read, {"path": names[0], "offset": 1, "limit": 500}))
+    failures = [c for r in turn.rounds for c in r if not c.ok]
+    if failures:
+        return failed_text(turn, failures)
+    content = turn.results("read_file")[-1].result
+    text = content.get("content", "") if isinstance(content, dict) else str(content)
+    report = describe_table(names[0], text)
+    write = turn.tool("write_file")
+    if write and not turn.results("write_file") and not turn.tools_off:
+        return calls(turn, (write, {"path": "report.md", "content": report}))
+    if turn.results("write_file"):
+        return say(
+            turn,
+            f"我读了 {names[0]}，分析结果已经写入 report.md。",
+            f"I read {names[0]} and wrote the analysis to report.md.",
+        )
+    return say(turn, report, report)
+
+
+def describe_table(name: str, text: str) -> str:
+    """Rows, columns and the sum of each numeric column of a CSV/TSV (other text: lines and words)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    sep = "\t" if name.lower().endswith(".tsv") else ","
+    if len(lines) < 2 or sep not in lines[0]:
+        return f"# Report on {name}\n\n{len(lines)} lines, {len(text.split())} words.\n"
+    header = [h.strip() for h in lines[0].split(sep)]
+    rows = [[c.strip() for c in line.split(sep)] for line in lines[1:]]
+    out = [f"# Report on {name}", "", f"{len(rows)} rows, columns: {', '.join(header)}.", ""]
+    for i, column in enumerate(header):
+        values = [r[i] for r in rows if i < len(r)]
+        try:
+            total = sum(float(v) for v in values)
+        except ValueError:
+            continue
+        out.append(f"- {column}: sum {total:g}, mean {total / max(len(values), 1):g}")
+    return "\n".join(out) + "\n"
+
+
+SCENARIOS = (attached_file, files_report, newest_users, environment, send_message)

@@ -13,8 +13,7 @@ from chatapp.workspaces import workspace_path
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ASK = ('Analyse sales.csv [[demo:call read_file {"path": "sales.csv"}]] '
-       '[[demo:call write_file {"path": "report.md", "content": "# Report\\n\\nnorth leads"}]]')
+ASK = "Analyse sales.csv and write me a report"
 
 
 def answers(page, count):
@@ -54,7 +53,10 @@ def test_upload_analyse_download_branch_export_and_share(demo_provider, cast, pa
     page.locator(f"#run-{first.pk} [data-role=trace] > summary").click()
     with page.expect_download() as info:
         page.locator(f"#run-{first.pk} [data-role=file-link] a:has-text('download')").click()
-    assert open(info.value.path(), "rb").read() == (folder / "report.md").read_bytes() == b"# Report\n\nnorth leads"
+    downloaded = open(info.value.path(), "rb").read()
+    assert downloaded == (folder / "report.md").read_bytes()
+    assert b"2 rows, columns: region, total" in downloaded and b"total: sum 49" in downloaded
+    assert "wrote the analysis to report.md" in page.locator(f"#run-{first.pk} [data-role=answer]").inner_text()
     # Edit the question: a second branch, then switch back.
     box = page.locator(f".msg.user[data-message='{first.user_message_id}']")
     box.locator("[data-role=edit] > summary").click()

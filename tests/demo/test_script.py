@@ -128,3 +128,41 @@ async def test_streaming_sends_every_choice_and_done():
     assert lines[-1] == "[DONE]"
     indexes = {c["index"] for line in lines[:-1] for c in json.loads(line)["choices"]}
     assert indexes == {0, 1}
+
+
+def test_an_attached_csv_is_read_then_reported_in_report_md():
+    tools = [
+        tool(
+            "read_file",
+            {"path": {"type": "string"}, "offset": {"type": "integer"}, "limit": {"type": "integer"}},
+        ),
+        tool("write_file", {"path": {"type": "string"}, "content": {"type": "string"}}),
+    ]
+    text = (
+        "Analyse it\n\n[The user attached 2 files to this message; they are in the workspace, readable with "
+        "the file tools: chart.png (1,234 bytes), sales.csv (30 bytes)]"
+    )
+    first = plan_reply(body(text, tools))
+    assert [(c.name, c.arguments["path"]) for c in first.tool_calls] == [("read_file", "sales.csv")]
+    read = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": '[Tool "read_file" ran successfully. Its raw output follows.]\n'
+            + json.dumps({"success": True, "content": "region,total\nnorth,42\nsouth,7"}),
+        },
+    ]
+    second = plan_reply(body(text, tools, read))
+    [write] = second.tool_calls
+    assert write.arguments["path"] == "report.md"
+    assert (
+        "2 rows, columns: region, total" in write.arguments["content"]
+        and "sum 49" in write.arguments["content"]
+    )
