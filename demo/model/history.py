@@ -29,6 +29,8 @@ class Turn:
     assistant_texts: list[str] = field(default_factory=list)
     host_note: str = ""  # the host's latest instruction after the user's message, if any
     tools_off: bool = False
+    images: list[str] = field(default_factory=list)  # MIME types of image_url parts in the user's message
+    attachments: list[str] = field(default_factory=list)  # files the host said the user attached
 
     @property
     def cjk(self) -> bool:
@@ -53,6 +55,18 @@ def _text(content: Any) -> str:
     if isinstance(content, list):
         return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
     return content or ""
+
+
+ATTACHED = re.compile(r"\[The user attached \d+ files? to this message; [^:]*: (.+)\]")
+ATTACHED_NAME = re.compile(r"(?:^|, )(.+?) \([\d,]+ bytes\)")
+
+
+def _images(content: Any) -> list[str]:
+    """The MIME types of Chat Completions image parts (``image_url`` with a data URL)."""
+    if not isinstance(content, list):
+        return []
+    urls = [(p.get("image_url") or {}).get("url", "") for p in content if isinstance(p, dict)]
+    return [u[5:].split(";", 1)[0] for u in urls if u.startswith("data:")]
 
 
 def parse_result(content: str) -> tuple[Any, bool]:
@@ -84,6 +98,13 @@ def read_turn(body: dict[str, Any]) -> Turn:
         if m.get("role") == "user" and not any(n in _text(m.get("content")) for n in HOST_NOTES):
             start = i
     turn = Turn(user_text=_text(messages[start].get("content")) if messages else "", tools=tools)
+    turn.images = _images(messages[start].get("content")) if messages else []
+    # clearloop's note naming attached files is the host's, not the user's words: scenarios match
+    # what the user wrote ("user" or "message" in the note must not start the SQL or SMS scenario).
+    note = ATTACHED.search(turn.user_text)
+    if note:
+        turn.attachments = ATTACHED_NAME.findall(note.group(1))
+        turn.user_text = (turn.user_text[: note.start()] + turn.user_text[note.end() :]).strip()
     turn.tools_off = not tools or body.get("tool_choice") == "none"
     _read_rounds(turn, messages[start + 1 :])
     return turn

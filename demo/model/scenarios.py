@@ -180,17 +180,14 @@ def send_message(turn: Turn) -> Plan | None:
 
 
 # ----- issue 11: the user attached a file and asks about it: read it, write report.md, answer ------
-ATTACHED = re.compile(r"\[The user attached \d+ files? to this message; [^:]*: (.+)\]")
-ATTACHED_NAME = re.compile(r"(?:^|, )(.+?) \([\d,]+ bytes\)")
 TEXT_FILE = re.compile(r"\.(csv|tsv|txt|md|json|jsonl|ya?ml|log|xml|html|py|sql|toml|ini)$", re.IGNORECASE)
 
 
 def attached_file(turn: Turn) -> Plan | None:
-    note = ATTACHED.search(turn.user_text)
     read = turn.tool("read_file")
-    if not (note and read):
+    names = [n for n in turn.attachments if TEXT_FILE.search(n)]
+    if not read:
         return None
-    names = [n for n in ATTACHED_NAME.findall(note.group(1)) if TEXT_FILE.search(n)]
     if not names:
         return None
     if not turn.rounds:

@@ -25,7 +25,12 @@ def echo(turn: Turn) -> Plan:
     text = (
         "Hello! I am the clearloop demo model, a scripted stand-in for a real LLM. "
         f"You said: “{quoted}”. "
-        "I answer deterministically so that every step you see in the trace can be checked. "
+        + (
+            f"I received {len(turn.images)} image(s): {', '.join(turn.images)} (I cannot see them). "
+            if turn.images
+            else ""
+        )
+        + "I answer deterministically so that every step you see in the trace can be checked. "
         "Point clearloop at a real provider in the admin or with OPENAI_BASE_URL to chat with an LLM."
     )
     return Plan(text_pieces=split_tokens(text), finish_reason="stop")

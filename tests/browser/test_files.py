@@ -139,12 +139,12 @@ def test_an_image_goes_to_a_vision_profile_and_is_refused_for_text_only(demo_pro
     page.wait_for_selector("#composer textarea")
     page.set_input_files("#file-input", files=[{"name": "chart.png", "mimeType": "image/png", "buffer": _png()}])
     page.wait_for_selector("[data-role=pending-attachments] li:has-text('chart.png')")
-    page.fill("#message", "What does this chart show?")
+    page.fill("#message", "Describe this picture please")
     page.press("#message", "Enter")
     error = page.locator("#send-error")
     error.wait_for()
     assert "reads text only" in error.inner_text() and "chart.png" in error.inner_text()
-    assert page.input_value("#message") == "What does this chart show?"  # nothing lost
+    assert page.input_value("#message") == "Describe this picture please"  # nothing lost
     shoot(page, artifacts, "image-refused")
     demo_provider.capability_overrides = {"user_image_media": ["image/png"], "image_max_edge": 1568}
     demo_provider.save()
@@ -153,5 +153,6 @@ def test_an_image_goes_to_a_vision_profile_and_is_refused_for_text_only(demo_pro
     run = Run.objects.get(conversation__owner=cast["alice"])
     request = Round.objects.filter(run=run).order_by("index").first().request
     user = [m for m in request["messages"] if m["role"] == "user"][-1]
-    assert user["content"][1]["type"] == "image_url"
-    assert user["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert [m["mime_type"] for m in user["media"]] == ["image/png"]
+    # The demo model read an OpenAI image_url part with a data URL off the wire and says so.
+    assert "I received 1 image(s): image/png" in page.locator("[data-role=answer]").inner_text()

@@ -166,3 +166,21 @@ def test_an_attached_csv_is_read_then_reported_in_report_md():
         "2 rows, columns: region, total" in write.arguments["content"]
         and "sum 49" in write.arguments["content"]
     )
+
+
+def test_an_image_part_is_acknowledged():
+    content = [
+        {"type": "text", "text": "look"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+    ]
+    plan = plan_reply({"model": "clearloop-demo", "messages": [{"role": "user", "content": content}]})
+    assert "I received 1 image(s): image/png" in "".join(plan.text_pieces)
+
+
+def test_the_attachment_note_starts_no_sms_or_sql_scenario():
+    tools = [
+        tool("send_message", {"phone_number": {"type": "string"}, "content": {"type": "string"}}),
+        tool("query_database", {"sql": {"type": "string"}}),
+    ]
+    text = "hello\n\n[The user attached 1 file to this message; they are in the workspace, readable with the file tools: a.png (9 bytes)]"
+    assert not plan_reply(body(text, tools)).tool_calls
