@@ -19,6 +19,7 @@ from chatapp.services.branches import Position
 from chatapp.services.costs import CostTotal, total_of
 from chatapp.services.workspace_files import FILE_WRITERS, written_path
 from chatapp.views.failures import Failure, explain
+from chatapp.views.timeline import timeline
 from chatapp.workspaces import workspace_path
 
 
@@ -38,6 +39,7 @@ class Exchange:
     failure: Failure | None = None  # a failed run explained in words (chatapp/views/failures.py)
     waiting: list[Any] = field(default_factory=list)  # calls waiting for a decision (the approval card)
     denied: bool = False  # a call was denied: the run shows "Denied", never "Succeeded"
+    timeline: dict[str, Any] = field(default_factory=dict)  # the waterfall's rows (views/timeline.py)
 
 
 def _exchange(run: Run, include_user: bool) -> Exchange:
@@ -72,6 +74,7 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
         answer_at=branches.run_position(run),
         failure=explain(run) if run.status == Run.Status.FAILED else None,
         waiting=waiting_calls(all_calls) if run.is_active else [],
+        timeline=timeline(run),
         denied=any(c.status == "denied" and c.error_code != "run_ended" for c in all_calls),
     )
 

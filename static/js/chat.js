@@ -97,10 +97,26 @@
       const fresh = frag.querySelector("#run-" + run);
       const old = runEl(run);
       if (!fresh) return;
-      if (old) { old.replaceWith(fresh); } else { document.getElementById("messages").appendChild(fresh); }
+      if (old) {
+        const oldTrace = old.querySelector("[data-role=trace]");
+        const freshTrace = fresh.querySelector("[data-role=trace]");
+        if (oldTrace && freshTrace) { freshTrace.open = oldTrace.open; restoreOpen(freshTrace, openStates(oldTrace)); }
+        old.replaceWith(fresh);
+      } else { document.getElementById("messages").appendChild(fresh); }
       htmx.process(fresh);
+      drawTimeline(fresh);
     }).catch(function () { /* retried above */ });
   }
+
+  // What the person opened in a trace (the trace, rounds, calls' "show all") stays open when the
+  // server re-renders it for a live update or when the run finishes: details are matched by order.
+  function openStates(root) {
+    return Array.prototype.map.call(root.querySelectorAll("details"), function (d) { return d.open; });
+  }
+  function restoreOpen(root, states) {
+    root.querySelectorAll("details").forEach(function (d, i) { if (i < states.length) d.open = states[i]; });
+  }
+  function drawTimeline(root) { if (window.clearloopTimeline) window.clearloopTimeline.renderAll(root); }
 
   function refreshTrace(run) {
     fetchFragment(run).then(function (frag) {
@@ -108,7 +124,9 @@
       const old = part(run, "trace");
       if (!fresh || !old) return;
       fresh.open = old.open;
+      restoreOpen(fresh, openStates(old));
       old.replaceWith(fresh);
+      drawTimeline(fresh);
     });
   }
 

@@ -1,0 +1,126 @@
+"""The run as a waterfall: one row per round and per tool call on a shared time axis.
+
+Built from the run's own event rows (the frames the page already received, with the time each was
+stored): one query per run, reading only the few payload keys it needs (never a round's request).
+``static/js/timeline.js`` draws it from the JSON this returns; times are milliseconds from the run's
+first event (when each frame was stored, so a bar includes the storing; the engine's own measured
+duration is the row's ``took``, shown as its text). Parallel calls overlap on the axis because each
+call's bar runs from its own ``running`` frame to its own outcome.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from chatapp.models import Run, RunEvent
+
+KINDS = ("round_started", "round_finished", "tool_call", "approval_decided", "run_finished", "run_failed")
+ENDED = {"succeeded", "failed", "unknown", "denied", "invalid"}
+
+
+def _ms(at: datetime, t0: datetime) -> float:
+    return round((at - t0).total_seconds() * 1000, 1)
+
+
+def _events(run: Run) -> list[dict[str, Any]]:
+    return list(
+        RunEvent.objects.filter(run=run, type__in=KINDS)
+        .order_by("seq")
+        .values(
+            "type",
+            "created_at",
+            "payload__round_index",
+            "payload__call_id",
+            "payload__status",
+            "payload__name",
+            "payload__finish_reason",
+            "payload__ttft_ms",
+            "payload__attempts",
+            "payload__duration_ms",
+        )
+    )
+
+
+def _round_row(rows: dict, index: int) -> dict[str, Any]:
+    return rows.setdefault(
+        ("round", index),
+        {
+            "kind": "round",
+            "key": f"round-{index}",
+            "label": f"Round {index + 1}",
+            "round": index,
+            "start": None,
+            "end": None,
+            "ttft": None,
+            "finish": "",
+        },
+    )
+
+
+def _call_row(rows: dict, e: dict[str, Any]) -> dict[str, Any]:
+    call_id = e["payload__call_id"]
+    return rows.setdefault(
+        ("call", call_id),
+        {
+            "kind": "call",
+            "key": f"call-{call_id}",
+            "call_id": call_id,
+            "label": e["payload__name"] or "?",
+            "round": e["payload__round_index"],
+            "start": None,
+            "end": None,
+            "wait": None,
+            "status": "",
+            "attempts": 0,
+        },
+    )
+
+
+def _apply_call(row: dict[str, Any], e: dict[str, Any], at: float) -> None:
+    status = e["payload__status"] or ""
+    row["status"] = status
+    row["attempts"] = max(row["attempts"], e["payload__attempts"] or 0)
+    if status == "awaiting_approval":
+        row["wait"] = [at, None]
+    elif row["wait"] and row["wait"][1] is None and status in ("approved", "denied", "running"):
+        row["wait"][1] = at
+    if status == "running" and row["start"] is None:
+        row["start"] = at
+    if status in ENDED:
+        row["end"], row["took"] = at, e["payload__duration_ms"]
+        if row["start"] is None:
+            row["start"] = row["wait"][0] if row["wait"] else at
+
+
+def timeline(run: Run) -> dict[str, Any]:
+    events = _events(run)
+    if not events:
+        return {"total_ms": 0, "rows": []}
+    t0 = events[0]["created_at"]
+    rows: dict[tuple, dict[str, Any]] = {}
+    for e in events:
+        at = _ms(e["created_at"], t0)
+        kind = e["type"]
+        if kind == "round_started":
+            row = _round_row(rows, e["payload__round_index"] or 0)
+            row["start"] = at if row["start"] is None else row["start"]
+        elif kind == "round_finished":
+            row = _round_row(rows, e["payload__round_index"] or 0)
+            row["end"], row["finish"], row["ttft"] = (
+                at,
+                e["payload__finish_reason"] or "",
+                e["payload__ttft_ms"],
+            )
+            if row["start"] is None:
+                row["start"] = at
+        elif kind == "tool_call" and e["payload__call_id"]:
+            _apply_call(_call_row(rows, e), e, at)
+    end = _ms(events[-1]["created_at"], t0)
+    ordered = sorted(rows.values(), key=lambda r: (r["round"] or 0, r["kind"] != "round", r["start"] or 0))
+    for row in ordered:  # still going: the bar reaches "now" (the last event)
+        row["start"] = row["start"] if row["start"] is not None else end
+        row["end"] = row["end"] if row["end"] is not None else end
+        if row.get("wait") and row["wait"][1] is None:
+            row["wait"][1] = row["end"]
+    return {"total_ms": max(end, 1.0), "rows": ordered}

@@ -1,0 +1,102 @@
+// The run's waterfall: one row per round and per tool call on a shared time axis (data from
+// chatapp/views/timeline.py, in a JSON island beside the trace). Bars are positioned with the CSSOM
+// (the CSP allows no inline style attributes); every duration is also in text for screen readers.
+(function () {
+  "use strict";
+  function ms(value) {
+    if (value == null) return "–";
+    return value >= 1000 ? (value / 1000).toFixed(value >= 10000 ? 0 : 1) + " s" : Math.round(value) + " ms";
+  }
+  function pct(value, total) { return Math.max(0, Math.min(100, (100 * value) / total)) + "%"; }
+  function bar(track, cls, start, end, total) {
+    const el = document.createElement("span");
+    el.className = "tl-bar " + cls;
+    el.style.left = pct(start, total);
+    el.style.width = "max(2px, " + pct(end - start, total) + ")";
+    track.appendChild(el);
+    return el;
+  }
+  function took_(row) { return ms(row.took != null ? row.took : row.end - row.start); }
+  function describe(row) {
+    const took = took_(row);
+    if (row.kind === "round") {
+      return row.label + ": from " + ms(row.start) + ", " + took + (row.ttft != null ? ", first token after " + ms(row.ttft) : "") +
+        (row.finish ? ", finished with " + row.finish : "");
+    }
+    let text = row.label + ": from " + ms(row.start) + ", " + took + ", " + (row.status || "proposed");
+    if (row.wait) text += ", waited " + ms(row.wait[1] - row.wait[0]) + " for approval";
+    if (row.attempts > 1) text += ", " + row.attempts + " attempts";
+    return text;
+  }
+  function render(container, data) {
+    const total = Math.max(data.total_ms || 1, 1);
+    const list = document.createElement("ol");
+    list.className = "tl-rows";
+    const frag = document.createDocumentFragment();
+    data.rows.forEach(function (row) {
+      const li = document.createElement("li");
+      li.className = "tl-row tl-" + row.kind + (row.status ? " status-" + row.status : "");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "tl-open";
+      button.dataset.target = row.kind === "round" ? "round:" + row.round : "call:" + row.call_id;
+      const label = document.createElement("span");
+      label.className = "tl-label";
+      label.textContent = row.label;
+      const track = document.createElement("span");
+      track.className = "tl-track";
+      track.setAttribute("aria-hidden", "true");
+      if (row.kind === "round") {
+        const firstToken = row.ttft != null ? Math.min(row.start + row.ttft, row.end) : row.start;
+        bar(track, "tl-wait-token", row.start, firstToken, total);
+        bar(track, "tl-stream", firstToken, row.end, total);
+      } else {
+        if (row.wait) bar(track, "tl-approval", row.wait[0], row.wait[1], total);
+        const runStart = row.wait ? Math.max(row.start, row.wait[1]) : row.start;
+        bar(track, "tl-call", runStart, row.end, total);
+      }
+      const text = describe(row);
+      const hidden = document.createElement("span");
+      hidden.className = "visually-hidden";
+      hidden.textContent = text;
+      const duration = document.createElement("span");
+      duration.className = "tl-took";
+      duration.textContent = took_(row);
+      button.title = text;
+      button.append(label, track, duration, hidden);
+      li.appendChild(button);
+      frag.appendChild(li);
+    });
+    list.appendChild(frag);
+    const axis = document.createElement("p");
+    axis.className = "tl-axis muted";
+    axis.textContent = "0 – " + ms(total) + " · rounds: waiting for the first token, then streaming; calls: approval wait, then running";
+    container.replaceChildren(list, axis);
+  }
+  function renderAll(root) {
+    (root || document).querySelectorAll("[data-role=timeline]").forEach(function (el) {
+      const island = document.getElementById(el.dataset.source);
+      if (!island) return;
+      try { render(el, JSON.parse(island.textContent)); } catch (e) { el.textContent = "The timeline could not be drawn."; }
+    });
+  }
+  // A row opens its detail in the trace below (the round, or the call with its Arguments and Result).
+  document.addEventListener("click", function (event) {
+    const button = event.target.closest("button.tl-open");
+    if (!button) return;
+    const article = button.closest("[data-run]");
+    const parts = button.dataset.target.split(":");
+    const target = parts[0] === "round"
+      ? article.querySelector('li.round[data-round="' + CSS.escape(parts[1]) + '"]')
+      : article.querySelector('.call[data-call="' + CSS.escape(parts.slice(1).join(":")) + '"]');
+    if (!target) return;
+    let node = target;
+    while (node && node !== article) { if (node.tagName === "DETAILS") node.open = true; node = node.parentElement; }
+    const inner = target.querySelector(":scope > details"); if (inner) inner.open = true;
+    target.classList.add("tl-focus");
+    setTimeout(function () { target.classList.remove("tl-focus"); }, 1500);
+    target.scrollIntoView({ block: "nearest" });
+  });
+  window.clearloopTimeline = { render: render, renderAll: renderAll };
+  renderAll(document);
+})();

@@ -1,0 +1,86 @@
+"""The run timeline: rounds and tool calls on one time axis, the seed 000 §6 parallel reads drawn
+overlapping, rows that open their call's labelled Arguments and Result, an open trace that stays open
+when the run finishes, and 500 rounds drawn in under a second."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from chatapp.models import Run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+REQUEST = "读取 config.yaml，同时列出当前目录中的 Markdown 文件，然后把分析结果写入 report.md。"
+
+
+def test_the_files_scenario_draws_the_parallel_reads_overlapping(cast, demo_tools, page_for, artifacts):
+    page = page_for("alice", "alice-pass", {"width": 1440, "height": 900})
+    page.click("text=New conversation")
+    page.fill("#message", REQUEST)
+    page.press("#message", "Enter")
+    trace_summary = page.locator("[data-role=trace] > summary").first
+    trace_summary.wait_for(timeout=60_000)
+    trace_summary.click()  # opened while the run goes on: it must stay open when it finishes
+    page.locator("[data-role=answer]").wait_for(timeout=90_000)
+    run = Run.objects.get(conversation__owner=cast["alice"])
+    article = page.locator(f"#run-{run.pk}")
+    expect(article.locator("[data-role=trace]")).to_have_attribute("open", "")
+
+    data = json.loads(page.locator(f"#timeline-data-{run.pk}").text_content())
+    rounds = [r for r in data["rows"] if r["kind"] == "round"]
+    calls = {r["label"]: r for r in data["rows"] if r["kind"] == "call"}
+    assert len(rounds) == 3 and set(calls) == {"read_file", "search_files", "write_file"}
+    read, search = calls["read_file"], calls["search_files"]
+    assert read["start"] < search["end"] and search["start"] < read["end"], (read, search)  # parallel
+    assert calls["write_file"]["start"] >= max(read["end"], search["end"])  # the next round's call
+    rows = article.locator(".timeline .tl-row")
+    expect(rows).to_have_count(6)
+    assert "read_file: from" in article.locator(".tl-row.tl-call").first.locator(
+        ".visually-hidden"
+    ).text_content() or (
+        "search_files: from"
+        in article.locator(".tl-row.tl-call").first.locator(".visually-hidden").text_content()
+    )
+    article.locator(".tl-row.tl-call", has_text="write_file").locator("button").click()
+    call = article.locator(".call", has=page.locator("code.tool-name", has_text="write_file"))
+    expect(call.locator(".pane-label").first).to_have_text("Arguments")
+    expect(call.locator(".pane-label").nth(1)).to_contain_text("Result")
+    expect(call).to_be_in_viewport()
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        article.screenshot(path=str(artifacts / f"timeline-1440-{scheme}.png"))
+    page.set_viewport_size({"width": 375, "height": 812})
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        article.locator(".timeline").screenshot(path=str(artifacts / f"timeline-375-{scheme}.png"))
+
+
+BIG = """
+() => {
+  const rows = [];
+  for (let i = 0; i < 500; i++) {
+    rows.push({kind: "round", key: "round-" + i, label: "Round " + (i + 1), round: i, start: i * 100, end: i * 100 + 60,
+               ttft: 20, finish: "tool_calls"});
+    rows.push({kind: "call", key: "call-" + i, call_id: "c" + i, label: "tool_" + i, round: i, start: i * 100 + 60,
+               end: i * 100 + 90, wait: null, status: "succeeded", attempts: 1});
+  }
+  const el = document.createElement("div");
+  document.body.appendChild(el);
+  const started = performance.now();
+  window.clearloopTimeline.render(el, {total_ms: 50000, rows: rows});
+  el.getBoundingClientRect();  // include the layout the browser has to do
+  return {ms: performance.now() - started, rows: el.querySelectorAll(".tl-row").length};
+}
+"""
+
+
+def test_five_hundred_rounds_render_in_under_a_second(cast, demo_provider, page_for):
+    page = page_for("alice", "alice-pass")
+    page.click("text=New conversation")
+    page.wait_for_selector("#composer")
+    result = page.evaluate(BIG)
+    assert result["rows"] == 1000
+    assert result["ms"] < 1000, result
