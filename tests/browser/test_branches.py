@@ -77,3 +77,27 @@ def test_edit_branch_switch_and_regenerate(demo_provider, cast, page_for, artifa
     assert page.locator(f"#run-{again.pk} [data-role=branch-run] [data-role=branch-position]").inner_text() == "2/2"
     assert "plums" not in sent_text(again) and "pears" in sent_text(again)
     shoot(page, artifacts, "regenerated")
+
+
+def test_delete_asks_then_undo_brings_it_back(demo_provider, cast, page_for, artifacts):
+    page = page_for("alice", "alice-pass", viewport={"width": 1440, "height": 900})
+    page.click("text=New conversation")
+    page.wait_for_selector("#composer textarea")
+    assert page.locator("#conversation-list a").count() == 0  # the draft is not listed
+    page.fill("#message", "a conversation to delete")
+    page.press("#message", "Enter")
+    wait_idle(page)
+    assert page.locator("#conversation-list a", has_text="a conversation to delete").count() == 1
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
+    with page.expect_navigation():
+        page.click("[data-role=delete-conversation]")
+    assert asked and "You can undo this" in asked[0]
+    page.wait_for_selector("[data-role=undo]")
+    assert page.locator("#conversation-list a").count() == 0
+    assert Conversation.objects.get(owner=cast["alice"]).deleted_at is not None
+    shoot(page, artifacts, "deleted-undo")
+    with page.expect_navigation():
+        page.click("[data-role=undo-delete]")
+    page.wait_for_selector("#messages [data-role=answer]")
+    assert Conversation.objects.get(owner=cast["alice"]).deleted_at is None
