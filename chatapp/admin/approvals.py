@@ -24,6 +24,7 @@ from django.utils.timesince import timesince
 
 from chatapp.models import Message, Round, Run, ToolCall
 from chatapp.services.approvals import AlreadyDecided, ApprovalRefused, decide, may_approve
+from chatapp.worker.context import branch_rows
 
 EXCERPT_MESSAGES = 6
 EXCERPT_CHARS = 4000  # per message; the full text is in the conversation's own admin page
@@ -81,13 +82,12 @@ def pretty_arguments(raw: str) -> tuple[str, bool]:
 
 
 def conversation_excerpt(call: ToolCall) -> list[Message]:
-    """The last few messages of the conversation up to and including the run's user message."""
+    """The last few messages of the conversation up to and including the run's user message, on the
+    run's own branch (an edited question's other branch is not what led to this call)."""
     run = call.run
-    rows = Message.objects.filter(conversation_id=run.conversation_id)
     if run.user_message_id:
-        rows = rows.filter(id__lte=run.user_message_id)
-    else:
-        rows = rows.filter(created_at__lte=run.created_at)
+        return branch_rows(run)[-EXCERPT_MESSAGES:]
+    rows = Message.objects.filter(conversation_id=run.conversation_id, created_at__lte=run.created_at)
     return list(reversed(rows.order_by("-id")[:EXCERPT_MESSAGES]))
 
 

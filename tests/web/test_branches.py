@@ -112,3 +112,15 @@ def test_an_empty_edit_is_refused_and_the_original_kept(alice, convo):
     response = alice.post(f"/messages/{run1.user_message_id}/edit/", {"message": "  "}, HTTP_HX_REQUEST="true")
     assert response.status_code == 422 and "empty" in response.content.decode()
     assert Run.objects.count() == 1
+
+
+def test_the_approver_sees_the_branch_that_led_to_the_call(alice, convo):
+    from chatapp.admin.approvals import conversation_excerpt
+    from chatapp.models import ToolCall
+
+    send(alice, convo, "q1")
+    run2 = send(alice, convo, "q2")
+    alice.post(f"/messages/{run2.user_message_id}/edit/", {"message": "q2 edited"}, HTTP_HX_REQUEST="true")
+    run3 = Run.objects.latest("id")
+    call = ToolCall.objects.create(run=run3, round_index=0, index=0, call_id="c", name="send_message")
+    assert [m.content for m in conversation_excerpt(call)] == ["q1", "answer to q1", "q2 edited"]
