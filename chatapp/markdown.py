@@ -1,4 +1,10 @@
-"""Model text to HTML: markdown-it-py renders (raw HTML off), Pygments highlights, nh3 sanitises last."""
+"""Model text to HTML: markdown-it-py renders (raw HTML off), Pygments highlights, nh3 sanitises last.
+
+GitHub-style extras come from mdit-py-plugins: tables, task lists (disabled checkboxes), footnotes,
+and ``$…$`` / ``$$…$$`` math, which stays as escaped source in ``span.math``/``div.math`` for KaTeX in
+the browser (static/js/rich.js). Mermaid fences stay escaped source in ``code.language-mermaid``.
+Whatever the browser draws is drawn from this sanitised text, never from raw model output.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,9 @@ from functools import lru_cache
 
 import nh3
 from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.footnote import footnote_plugin
+from mdit_py_plugins.tasklists import tasklists_plugin
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
@@ -40,15 +49,24 @@ _ALLOWED_TAGS = {
     "a",
     "span",
     "div",
+    "sup",
+    "section",
+    "input",
 }
 _ALLOWED_ATTRIBUTES = {
-    "a": {"href", "title"},
+    "a": {"href", "title", "id", "class"},
     "span": {"class"},
     "div": {"class"},
     "code": {"class"},
     "th": {"style"},
     "td": {"style"},
-    "ol": {"start"},
+    "ol": {"start", "class"},
+    "ul": {"class"},
+    "li": {"class", "id"},
+    "sup": {"class"},
+    "section": {"class"},
+    "hr": {"class"},
+    "input": {"type", "class", "disabled", "checked"},
 }
 
 
@@ -58,14 +76,17 @@ def _highlight(code: str, lang: str, _attrs: str) -> str:
     except ClassNotFound:
         lexer = None
     if lexer is None:
-        return ""  # markdown-it escapes and wraps it itself
+        return ""  # markdown-it escapes it into <pre><code class="language-…"> (mermaid stays so)
+    # markdown-it wraps this in <pre><code class="language-…">: the page reads the language from that
+    # class for its label and adds the copy button (static/js/rich.js).
     return highlight(code, lexer, HtmlFormatter(nowrap=False, cssclass="codehilite"))
 
 
 @lru_cache(maxsize=1)
 def _renderer() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _highlight})
-    return md.enable("table").enable("strikethrough")
+    md.enable("table").enable("strikethrough")
+    return md.use(tasklists_plugin).use(footnote_plugin).use(dollarmath_plugin, double_inline=True)
 
 
 def render_markdown(text: str) -> str:

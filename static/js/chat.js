@@ -116,7 +116,10 @@
   function restoreOpen(root, states) {
     root.querySelectorAll("details").forEach(function (d, i) { if (i < states.length) d.open = states[i]; });
   }
-  function drawTimeline(root) { if (window.clearloopTimeline) window.clearloopTimeline.renderAll(root); }
+  function drawTimeline(root) {
+    if (window.clearloopTimeline) window.clearloopTimeline.renderAll(root);
+    if (window.clearloopRich) window.clearloopRich.enhance(root);
+  }
 
   function refreshTrace(run) {
     fetchFragment(run).then(function (frag) {

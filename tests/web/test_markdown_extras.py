@@ -1,0 +1,35 @@
+"""Server side of rich Markdown: GitHub extras rendered, math and Mermaid kept as escaped source,
+the vendored libraries present at the versions the page loads."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from chatapp.markdown import render_markdown
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_task_lists_footnotes_and_math_survive_the_sanitiser():
+    html = render_markdown("- [x] a\n- [ ] b\n\nsee[^n] $x<y$\n\n[^n]: note\n")
+    assert html.count('type="checkbox"') == 2 and 'disabled="disabled"' in html
+    assert 'class="footnotes"' in html and 'href="#fn1"' in html
+    assert '<span class="math inline">x&lt;y</span>' in html
+
+
+def test_mermaid_and_hostile_html_stay_text():
+    html = render_markdown(
+        '```mermaid\ngraph TD; A-->B; click A "javascript:alert(1)"\n```\n<script>x</script>'
+    )
+    assert '<code class="language-mermaid">graph TD; A--&gt;B;' in html
+    assert "<script" not in html
+
+
+def test_the_page_loads_the_vendored_versions():
+    page = (ROOT / "templates" / "chat" / "page.html").read_text()
+    for ref in re.findall(r"static '(vendor/[^']+)'", page):
+        assert (ROOT / "static" / ref).is_file(), ref
+    assert "vendor/katex-0.16.22/katex.min.js" in page and "vendor/mermaid-11.12.0.min.js" in page
+    katex = (ROOT / "static/vendor/katex-0.16.22/katex.min.js").read_text()
+    assert '"0.16.22"' in katex or "0.16.22" in katex
