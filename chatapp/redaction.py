@@ -83,15 +83,29 @@ def redact(value: Any, *, keep_replay: bool = False) -> Any:
 
 
 def without_media_data(value: Any) -> Any:
-    """A tool_call payload with its images/audio as type and size, never the bytes."""
-    if not isinstance(value, dict) or not isinstance(value.get("media"), list):
+    """A value with every ``media`` list (tool results, user images in a stored request's messages)
+    shown as type and size, never the bytes."""
+    if isinstance(value, list):
+        return [without_media_data(v) for v in value]
+    if not isinstance(value, dict):
         return value
-    summary = [
-        {"kind": m.get("kind"), "mime_type": m.get("mime_type"), "bytes": len(m.get("data") or "") * 3 // 4}
-        for m in value["media"]
-        if isinstance(m, dict)
-    ]
-    return {**value, "media": summary}
+    out = {k: without_media_data(v) for k, v in value.items() if k != "media"}
+    if "media" in value:
+        media = value["media"]
+        out["media"] = (
+            [
+                {
+                    "kind": m.get("kind"),
+                    "mime_type": m.get("mime_type"),
+                    "bytes": len(m.get("data") or "") * 3 // 4,
+                }
+                for m in media
+                if isinstance(m, dict)
+            ]
+            if isinstance(media, list)
+            else media
+        )
+    return out
 
 
 def shown(value: Any) -> Any:

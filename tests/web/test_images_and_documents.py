@@ -145,3 +145,12 @@ def test_a_pdf_that_fails_to_parse_is_kept_with_a_warning(alice, cast):
     assert [f["name"] for f in body["files"]] == ["broken.pdf"]
     assert "could not be extracted" in body["warnings"][0]
     assert (workspace_path(convo.owner_id, convo.pk) / "broken.pdf").read_bytes() == b"%PDF-1.4 this is not a pdf"
+
+
+def test_the_audit_view_of_a_request_shows_images_by_size():
+    from chatapp.redaction import shown
+
+    request = {"messages": [{"role": "user", "content": "look", "media": [PIXEL.to_dict()]}]}
+    [message] = shown(request)["messages"]
+    assert message["media"] == [{"kind": "image", "mime_type": "image/png", "bytes": PIXEL.size}]
+    assert PIXEL.data not in str(shown(request))
