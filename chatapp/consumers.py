@@ -24,7 +24,7 @@ from django.conf import settings
 
 from chatapp.access import can_view_conversation
 from chatapp.frame_limits import bounded_frame
-from chatapp.models import Conversation, RunEvent
+from chatapp.models import ACTIVE_STATUSES, Conversation, RunEvent
 from chatapp.redaction import shown
 
 log = logging.getLogger(__name__)
@@ -124,7 +124,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if floor is not None:
             events = events.filter(run_id__gte=floor)
         else:
-            events = events.filter(run__status__in=("queued", "running", "awaiting_approval"))
+            events = events.filter(run__status__in=ACTIVE_STATUSES)
         frames = []
         for run_id, seq, kind, payload in events.order_by("run_id", "seq").values_list(
             "run_id", "seq", "type", "payload"

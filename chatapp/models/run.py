@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-ACTIVE_STATUSES = ("queued", "running", "awaiting_approval")
+ACTIVE_STATUSES = ("queued", "running", "awaiting_approval", "awaiting_sign_in")
 TERMINAL_STATUSES = ("succeeded", "failed", "cancelled")
 
 
@@ -15,6 +15,8 @@ class Run(models.Model):
         QUEUED = "queued"
         RUNNING = "running"
         AWAITING_APPROVAL = "awaiting_approval"
+        # An MCP server of the run needs its user (or an admin) to sign in (issue 13 item 4).
+        AWAITING_SIGN_IN = "awaiting_sign_in"
         SUCCEEDED = "succeeded"
         FAILED = "failed"
         CANCELLED = "cancelled"

@@ -17,7 +17,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from chatapp.audit import record
-from chatapp.models import Conversation, Message, Upload
+from chatapp.models import ACTIVE_STATUSES, Conversation, Message, Upload
 from chatapp.services.errors import ChatError
 
 
@@ -53,7 +53,7 @@ def draft_for(user: Any) -> Conversation:
 def delete(convo: Conversation, actor: Any) -> None:
     from chatapp.services.runs import request_cancel
 
-    for run in convo.runs.filter(status__in=("queued", "running", "awaiting_approval")):
+    for run in convo.runs.filter(status__in=ACTIVE_STATUSES):
         request_cancel(run)
     with transaction.atomic():
         Conversation.objects.filter(pk=convo.pk).update(deleted_at=timezone.now())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from agent.mcp import McpServerConfig
@@ -54,4 +55,17 @@ def to_config(server: McpServer) -> McpServerConfig:
 
 
 def enabled_configs() -> list[McpServerConfig]:
-    return [to_config(s) for s in McpServer.objects.filter(enabled=True)]
+    """The servers every run shares (a per-user server has a session per user: ``user_configs``)."""
+    servers = McpServer.objects.filter(enabled=True).exclude(auth_mode=McpServer.AuthMode.PER_USER)
+    return [to_config(s) for s in servers]
+
+
+def user_configs(user_id: int) -> list[McpServerConfig]:
+    """The "each user signs in" servers as this user's sessions see them (the user's own grant)."""
+    configs = []
+    for server in McpServer.objects.filter(enabled=True, auth_mode=McpServer.AuthMode.PER_USER):
+        info = mcp_oauth.read_client_info(server.id, user_id)
+        redirect_uri = str(info.redirect_uris[0]) if info and info.redirect_uris else DEFAULT_REDIRECT
+        config = to_config(server)
+        configs.append(dataclasses.replace(config, auth=mcp_oauth.worker_auth(server, user_id, redirect_uri)))
+    return configs

@@ -138,6 +138,54 @@ class GrantStorage:
         await _closing(write_client_info)(self.server_id, self.user_id, client_info)
 
 
+# --- who must sign in before a run goes on ----------------------------------------------------
+
+
+def sign_ins_needed(user_id: int, switched_off: set[str] | frozenset = frozenset()) -> list[dict]:
+    """The OAuth servers a run of ``user_id`` waits for: each "each user signs in" server this user
+    has no valid grant for, and each "one connection for everyone" server whose grant is not valid
+    (only an admin can sign that one in). Servers the conversation switched off are not waited for."""
+    needed = []
+    servers = McpServer.objects.filter(enabled=True).exclude(auth_mode=McpServer.AuthMode.NONE)
+    for server in servers.exclude(name__in=switched_off):
+        per_user = server.auth_mode == McpServer.AuthMode.PER_USER
+        signed_in = McpOAuthGrant.objects.filter(
+            server=server, user_id=user_id if per_user else None, state=McpOAuthGrant.State.SIGNED_IN
+        ).exists()
+        if not signed_in:
+            needed.append({"id": server.id, "name": server.name, "by": "you" if per_user else "admin"})
+    return needed
+
+
+def resume_waiting(user_id: int | None) -> list[int]:
+    """Re-queue the runs that waited for a sign-in (this user's; every one after an admin's sign-in
+    for everyone), as an approval decision does: the worker checks again and parks them again if
+    another sign-in is still missing."""
+    from django.db import transaction
+
+    from chatapp.models import Run
+    from chatapp.services.approvals import _append_event, publish
+    from chatapp.services.dispatch import enqueue_on_commit
+
+    waiting = Run.objects.filter(status=Run.Status.AWAITING_SIGN_IN, cancel_requested=False)
+    if user_id is not None:
+        waiting = waiting.filter(conversation__owner_id=user_id)
+    resumed = []
+    for run_id in waiting.values_list("pk", flat=True):
+        with transaction.atomic():
+            run = Run.objects.select_for_update().filter(pk=run_id).first()
+            if run is None or run.status != Run.Status.AWAITING_SIGN_IN or run.lease_owner:
+                continue
+            run.status = Run.Status.QUEUED
+            run.deliveries = 0  # a clean pause, not a crash (as after an approval)
+            run.save(update_fields=["status", "deliveries"])
+            frame = _append_event(run, "status", {"status": Run.Status.QUEUED})
+            enqueue_on_commit(run.pk)
+            transaction.on_commit(lambda r=run, f=frame: publish(r.conversation_id, f))
+        resumed.append(run_id)
+    return resumed
+
+
 # --- the worker's side: use tokens, never sign in ---------------------------------------------------
 
 

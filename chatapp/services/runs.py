@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from chatapp.audit import record
-from chatapp.models import Conversation, Message, ProviderConfig, Run, Upload
+from chatapp.models import ACTIVE_STATUSES, Conversation, Message, ProviderConfig, Run, Upload
 from chatapp.redaction import redact_text
 from chatapp.services import branches
 from chatapp.services.dispatch import enqueue_on_commit
@@ -158,18 +158,17 @@ def _queue_run(conversation: Conversation, message: Message, provider: ProviderC
 
 
 def request_cancel(run: Run) -> None:
-    if Run.objects.filter(pk=run.pk, status__in=("queued", "running", "awaiting_approval")).update(
-        cancel_requested=True
-    ):
+    if Run.objects.filter(pk=run.pk, status__in=ACTIVE_STATUSES).update(cancel_requested=True):
         # The worker driving it hears it at once (chatapp/worker/cancels.py).
         transaction.on_commit(lambda: announce(run.pk))
-    # A run waiting for approval holds no worker: nobody else would ever notice the cancel.
+    # A run waiting for approval or a sign-in holds no worker: nobody else would ever notice the cancel.
     from chatapp.services.approvals import _append_event, publish
     from chatapp.worker.store import finish_run
 
     with transaction.atomic():
         locked = Run.objects.select_for_update().filter(pk=run.pk).first()
-        if locked and locked.status in ("queued", "awaiting_approval") and not locked.lease_owner:
+        parked = ("queued", "awaiting_approval", "awaiting_sign_in")
+        if locked and locked.status in parked and not locked.lease_owner:
             finish_run(run.pk, Run.Status.CANCELLED, error="Stopped by the user.")
             # No worker will say so: every open page (the user's tabs) learns it from this frame.
             frame = _append_event(locked, "status", {"status": Run.Status.CANCELLED})

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from chatapp.access import is_auditor, owned_conversation_or_404, refuse_auditors, viewable_run_or_404
-from chatapp.models import Conversation, Message, ProviderConfig, Run, ToolLink
+from chatapp.models import ACTIVE_STATUSES, Conversation, Message, ProviderConfig, Run, ToolLink
 from chatapp.services import branches, links
 from chatapp.services import conversations as conversations_service
 from chatapp.services.errors import ChatError, RunAlreadyActive
@@ -94,7 +94,7 @@ def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
         "items": conversation_items(convo),
         "providers": ProviderConfig.objects.filter(enabled=True),
         "default_label": default_label(),
-        "active_run": convo.runs.filter(status__in=("queued", "running", "awaiting_approval")).first(),
+        "active_run": convo.runs.filter(status__in=ACTIVE_STATUSES).first(),
         "chart": usage_bars(convo),
         "tool_toggles": tool_toggles(convo),
         "budget_lines": shown_to_user(request.user),

@@ -13,7 +13,7 @@ from agent.replay import blocks_from_dicts, opaque_size
 from chatapp.markdown import render_markdown
 from chatapp.models import Conversation, Message, Run, ToolLink
 from chatapp.redaction import redact_text
-from chatapp.services import branches, policies
+from chatapp.services import branches, mcp_oauth, policies
 from chatapp.services.approvals import approver_for
 from chatapp.services.branches import Position
 from chatapp.services.costs import CostTotal, total_of
@@ -40,6 +40,7 @@ class Exchange:
     waiting: list[Any] = field(default_factory=list)  # calls waiting for a decision (the approval card)
     denied: bool = False  # a call was denied: the run shows "Denied", never "Succeeded"
     timeline: dict[str, Any] = field(default_factory=dict)  # the waterfall's rows (views/timeline.py)
+    sign_ins: list[dict] = field(default_factory=list)  # OAuth servers the run waits for (issue 13)
 
 
 def _exchange(run: Run, include_user: bool) -> Exchange:
@@ -76,6 +77,9 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
         waiting=waiting_calls(all_calls) if run.is_active else [],
         timeline=timeline(run),
         denied=any(c.status == "denied" and c.error_code != "run_ended" for c in all_calls),
+        sign_ins=mcp_oauth.sign_ins_needed(run.conversation.owner_id)
+        if run.status == Run.Status.AWAITING_SIGN_IN
+        else [],
     )
 
 

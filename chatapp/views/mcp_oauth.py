@@ -7,11 +7,13 @@ from the browser that began it (a forged or replayed ``state`` reaches no sign-i
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
@@ -57,7 +59,10 @@ def sign_in(request: HttpRequest, server_id: int) -> HttpResponse:
     states = request.session.get(SESSION_KEY, {})
     states[mcp_oauth.state_of(url)] = {"server": server.pk, "user": user_id, "next": back}
     request.session[SESSION_KEY] = states
-    return redirect(url)
+    # A page of ours that moves on to the consent page: a redirect from the form to another origin
+    # would be blocked by CSP form-action (as for the SSO logout, chatapp/views/auth.py).
+    context = {"server": server, "target": url, "host": urlsplit(url).hostname or ""}
+    return render(request, "mcp/sign_in_redirect.html", context)
 
 
 @login_required
@@ -82,6 +87,7 @@ def callback(request: HttpRequest) -> HttpResponse:
     )
     if outcome == "ok":
         messages.success(request, f"Signed in to {server.name}.")
+        mcp_oauth.resume_waiting(pending["user"])
     else:
         messages.error(request, f"Signing in to {server.name} failed: {outcome}")
     return redirect(pending["next"])

@@ -24,7 +24,13 @@ from chatapp.worker.context import RunContext, load_run_context
 from chatapp.worker.lease import renew_lease, taken_over
 from chatapp.worker.recorder import RunRecorder
 from chatapp.worker.runtime import WorkerRuntime
-from chatapp.worker.toolboxes import build_policy, build_toolbox, mcp_pool, refresh_catalogues
+from chatapp.worker.toolboxes import (
+    SignInRequired,
+    build_policy,
+    build_toolbox,
+    mcp_pool,
+    refresh_catalogues,
+)
 from chatapp.worker.windows import served_limits
 
 log = logging.getLogger(__name__)
@@ -88,6 +94,10 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
             # waits, holding no worker, whatever state the last segment left it in.
             await runtime.db(store.mark_awaiting_approval, run_id)
             await recorder.publish_status("awaiting_approval")
+    except SignInRequired as wait:
+        # Like an approval wait: the run parks holding no worker; a sign-in's callback re-queues it.
+        await runtime.db(store.mark_awaiting_sign_in, run_id)
+        await recorder.publish_status("awaiting_sign_in", servers=wait.servers)
     except Exception as exc:  # noqa: BLE001 - a bug must still end the run with a visible reason
         if isinstance(exc, store.LeaseLost) or await runtime.db(taken_over, run_id, lease):
             # Another worker drives the run now (this one was thought dead, or its lease lapsed while

@@ -92,7 +92,7 @@ def taken_over(run_id: int, owner: str) -> bool:
 def release_lease(run_id: int, owner: str) -> None:
     runs = Run.objects.filter(pk=run_id, lease_owner=owner)
     # A run that paused for an approval ended its segment cleanly: it is not a poison candidate.
-    runs.filter(status=Run.Status.AWAITING_APPROVAL).update(deliveries=0)
+    runs.filter(status__in=(Run.Status.AWAITING_APPROVAL, Run.Status.AWAITING_SIGN_IN)).update(deliveries=0)
     runs.update(lease_owner="", lease_expires_at=None)
 
 

@@ -221,5 +221,9 @@ def mark_running_unknown(run_id: int) -> int:
     return marked
 
 
+def mark_awaiting_sign_in(run_id: int) -> None:
+    Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(status=Run.Status.AWAITING_SIGN_IN)
+
+
 def mark_awaiting_approval(run_id: int) -> None:
     Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(status=Run.Status.AWAITING_APPROVAL)

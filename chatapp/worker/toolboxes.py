@@ -20,9 +20,9 @@ from agent.mcp.catalogue import definition_hash, exposed_name
 from agent.messages import ToolSpec
 from agent.toolbox import ToolContext, ToolInfo, ToolOutcome
 from agent.tools import CombinedToolbox, SqlToolbox, WorkspaceToolbox
-from chatapp.services import policies
+from chatapp.services import mcp_oauth, policies
 from chatapp.services.demo_database import sql_backend
-from chatapp.services.mcp_config import enabled_configs
+from chatapp.services.mcp_config import enabled_configs, user_configs
 from chatapp.worker.runtime import WorkerRuntime
 
 
@@ -134,23 +134,55 @@ async def refresh_catalogues(pool: McpPool, servers: set[str]) -> None:
             logging.getLogger(__name__).warning("re-listing %s before approved calls failed", name)
 
 
+class SignInRequired(Exception):
+    """A run needs OAuth sign-ins before it can go on (``servers``: id, name, and who signs in)."""
+
+    def __init__(self, servers: list[dict]) -> None:
+        super().__init__("waiting for a sign-in to " + ", ".join(s["name"] for s in servers))
+        self.servers = servers
+
+
 def _load_host_config(
-    workspace: Path | None = None, owner_id: int | None = None
-) -> tuple[list, list, set[str], Any]:
+    workspace: Path | None = None, owner_id: int | None = None, switched_off: frozenset = frozenset()
+) -> tuple[list, list, list, set[str], Any]:
+    mine: list = []
+    if owner_id is not None:
+        needed = mcp_oauth.sign_ins_needed(owner_id, switched_off)
+        if needed:
+            raise SignInRequired(needed)
+        mine = user_configs(owner_id)
     configs = enabled_configs()
     if workspace is not None and owner_id is not None:
         prepare_workspace(workspace, owner_id)  # same trip to a DB thread: one hop, not two
-    return configs, policies.load_rules(), {c.name for c in configs if c.trusted}, sql_backend()
+    trusted = {c.name for c in configs + mine if c.trusted}
+    return configs, mine, policies.load_rules(), trusted, sql_backend()
+
+
+async def user_pool(runtime: WorkerRuntime, user_id: int) -> McpPool:
+    """The sessions of "each user signs in" servers carry the user's token: one pool per user."""
+    key = f"mcp_pool_user_{user_id}"
+    pool = runtime.resources.get(key)
+    if pool is None:
+        pool = McpPool(log_dir=Path(settings.DATA_DIR) / "logs" / "mcp")
+        runtime.resources[key] = pool
+        runtime.on_close(pool.aclose)
+    return pool
 
 
 async def build_toolbox(runtime: WorkerRuntime, ctx: Any) -> PolicyToolbox:
+    """Raises ``SignInRequired`` when an OAuth server of the run has no valid grant (the run waits)."""
     workspace = Path(ctx.workspace)
-    configs, rules, trusted, backend = await runtime.db(_load_host_config, workspace, ctx.owner_id)
+    toggles = (ctx.tool_settings or {}).get("servers") or {}
+    off = frozenset(name for name, on in toggles.items() if on is False)
+    configs, mine, rules, trusted, backend = await runtime.db(_load_host_config, workspace, ctx.owner_id, off)
     pool = await mcp_pool(runtime)
     parts: list[Any] = [WorkspaceToolbox(workspace), SqlToolbox(backend)]
     overrides = {pattern: rule.description for pattern, rule in rules if rule.description}
     if configs:
         parts.append(McpToolbox(pool, configs, description_overrides=overrides))
+    if mine:
+        own = await user_pool(runtime, ctx.owner_id)
+        parts.append(McpToolbox(own, mine, description_overrides=overrides))
     box = PolicyToolbox(CombinedToolbox(parts), rules, trusted, ctx.tool_settings)
     ctx.toolbox = box
     return box

@@ -24,7 +24,7 @@
   function part(run, role) { const el = runEl(run); return el && el.querySelector("[data-role=" + role + "]"); }
 
   // The run's badge, live: the same words and colours as the server renders (never snake_case).
-  const STATUS_WORDS = { queued: "Queued", running: "Running", awaiting_approval: "Awaiting approval",
+  const STATUS_WORDS = { queued: "Queued", running: "Running", awaiting_approval: "Awaiting approval", awaiting_sign_in: "Awaiting sign-in",
     succeeded: "Succeeded", failed: "Failed", cancelled: "Cancelled", denied: "Denied" };
   function setBadge(run, status) {
     const badge = part(run, "status");
@@ -228,7 +228,7 @@
       filesChanged();
     } else if (frame.type === "status") {
       setBadge(run, data.status);
-      if (["succeeded", "failed", "cancelled"].indexOf(data.status) >= 0) replaceRun(run);
+      if (["succeeded", "failed", "cancelled", "awaiting_sign_in"].indexOf(data.status) >= 0) replaceRun(run);
     }
   }
 

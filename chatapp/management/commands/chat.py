@@ -27,7 +27,7 @@ from chatapp.services.providers import provider_by_name
 from chatapp.services.runs import start_run
 from chatapp.services.trace import run_trace
 
-STOP_STATUSES = ("succeeded", "failed", "cancelled", "awaiting_approval")
+STOP_STATUSES = ("succeeded", "failed", "cancelled", "awaiting_approval", "awaiting_sign_in")
 
 
 class Command(BaseCommand):
