@@ -12,3 +12,22 @@
     localStorage.setItem("clearloop-theme", root.dataset.theme);
   });
 })();
+
+// Phones: the conversation list is a drawer (the ☰ button opens it; Escape, a tap outside or
+// choosing a conversation closes it).
+(function () {
+  "use strict";
+  const toggle = document.querySelector("[data-role=drawer-toggle]");
+  const drawer = document.getElementById("sidebar");
+  if (!toggle || !drawer) return;
+  function set(open) {
+    drawer.classList.toggle("open", open);
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    if (open) { const first = drawer.querySelector("button, input, a"); if (first) first.focus(); } else { toggle.focus(); }
+  }
+  toggle.addEventListener("click", function () { set(!drawer.classList.contains("open")); });
+  document.addEventListener("keydown", function (e) { if (e.key === "Escape" && drawer.classList.contains("open")) set(false); });
+  document.addEventListener("click", function (e) {
+    if (drawer.classList.contains("open") && !drawer.contains(e.target) && !toggle.contains(e.target)) set(false);
+  });
+})();
