@@ -135,3 +135,22 @@ def test_only_an_admin_signs_in_for_everyone(cast, client, oauth_server):
     server = _server(oauth_server.url)
     client.force_login(cast["alice"])
     assert client.post(f"/mcp/{server.id}/sign-in/").status_code == 403
+
+
+def test_runs_wait_for_the_sign_ins_they_need(cast):
+    url = "https://mcp.example.com/mcp"
+    per_user = _server(url, "per_user")
+    shared = McpServer.objects.create(name="team", transport="http", url=url, auth_mode="shared")
+    alice = cast["alice"].id
+    assert [(s["name"], s["by"]) for s in mcp_oauth.sign_ins_needed(alice)] == [
+        ("notes", "you"),
+        ("team", "admin"),
+    ]
+    # A server the conversation switched off is not waited for.
+    assert [s["name"] for s in mcp_oauth.sign_ins_needed(alice, {"notes"})] == ["team"]
+    mcp_oauth.write_tokens(per_user.id, alice, OAuthToken(access_token="a", refresh_token="r"))
+    mcp_oauth.write_tokens(shared.id, None, OAuthToken(access_token="b", refresh_token="s"))
+    assert mcp_oauth.sign_ins_needed(alice) == []
+    # Bob has not signed in to "notes"; a refused refresh puts the shared one back to "sign in again".
+    mcp_oauth.mark_sign_in_needed(shared.id, None, "refresh refused")
+    assert [s["name"] for s in mcp_oauth.sign_ins_needed(cast["bob"].id)] == ["notes", "team"]
