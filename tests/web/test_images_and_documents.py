@@ -138,6 +138,39 @@ def test_a_docx_gets_its_text_beside_it(alice, cast):
     assert "Minutes of the meeting" in text and "north" in text
 
 
+def test_an_xlsx_gets_its_cells_as_text_beside_it(alice, cast):
+    from openpyxl import Workbook
+
+    convo = Conversation.objects.create(owner=cast["alice"])
+    book = Workbook()
+    sheet = book.active
+    sheet.title = "Sales"
+    sheet.append(["region", "amount"])
+    sheet.append(["north", 42])
+    out = io.BytesIO()
+    book.save(out)
+    alice.post(f"/c/{convo.pk}/files/upload/", {"file": SimpleUploadedFile("sales.xlsx", out.getvalue())})
+    text = (workspace_path(convo.owner_id, convo.pk) / "sales.xlsx.txt").read_text()
+    assert "--- sheet Sales ---" in text and "region\tamount" in text and "north\t42" in text
+
+
+def test_a_pptx_gets_its_slide_text_beside_it(alice, cast):
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    convo = Conversation.objects.create(owner=cast["alice"])
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])  # title only
+    slide.shapes.title.text = "Roadmap 2027"
+    table = slide.shapes.add_table(1, 2, Inches(1), Inches(2), Inches(4), Inches(1)).table
+    table.cell(0, 0).text, table.cell(0, 1).text = "Q1", "launch"
+    out = io.BytesIO()
+    deck.save(out)
+    alice.post(f"/c/{convo.pk}/files/upload/", {"file": SimpleUploadedFile("plan.pptx", out.getvalue())})
+    text = (workspace_path(convo.owner_id, convo.pk) / "plan.pptx.txt").read_text()
+    assert "--- slide 1 ---" in text and "Roadmap 2027" in text and "Q1 | launch" in text
+
+
 def test_a_pdf_that_fails_to_parse_is_kept_with_a_warning(alice, cast):
     convo = Conversation.objects.create(owner=cast["alice"])
     body = alice.post(f"/c/{convo.pk}/files/upload/",
