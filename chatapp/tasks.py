@@ -22,7 +22,13 @@ def execute_run(run_id: int) -> None:
     try:
         lease = runtime.run(runtime.db(acquire_lease, run_id))
     except LeaseHeld as held:
-        if runtime.run(runtime.db(is_alive, held.owner)):
+        alive = runtime.run(runtime.db(is_alive, held.owner))
+        if held.status == "queued" and alive:
+            # Approved while the segment that asked is still ending (it holds the lease until it
+            # releases it, within moments): look again shortly rather than leave it to the sweep.
+            execute_run.apply_async((run_id,), countdown=1)
+            return
+        if alive:
             # A live worker drives it; if that worker dies, the sweep takes the run back.
             log.info("run %s is driven by a live worker (%s); nothing to do", run_id, held.owner)
             return

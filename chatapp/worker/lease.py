@@ -25,10 +25,11 @@ class LeaseRefused(Exception):
 
 
 class LeaseHeld(LeaseRefused):
-    def __init__(self, message: str, retry_in: float, owner: str = "") -> None:
+    def __init__(self, message: str, retry_in: float, owner: str = "", status: str = "") -> None:
         super().__init__(message)
         self.retry_in = retry_in
         self.owner = owner
+        self.status = status
 
 
 def new_owner() -> str:
@@ -51,6 +52,7 @@ def acquire_lease(run_id: int) -> str:
                 f"leased by {run.lease_owner} until {run.lease_expires_at:%H:%M:%S}",
                 remaining + 1,
                 run.lease_owner,
+                run.status,
             )
         poisoned = run.deliveries >= settings.RUN_MAX_DELIVERIES
         if poisoned:
