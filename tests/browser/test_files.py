@@ -156,3 +156,27 @@ def test_an_image_goes_to_a_vision_profile_and_is_refused_for_text_only(demo_pro
     assert [m["mime_type"] for m in user["media"]] == ["image/png"]
     # The demo model read an OpenAI image_url part with a data URL off the wire and says so.
     assert "I received 1 image(s): image/png" in page.locator("[data-role=answer]").inner_text()
+
+
+def test_a_large_upload_shows_its_progress(demo_tools, page_for):
+    # Uploads are throttled to 1 MB/s through Chromium's network emulation, so a 3 MB file takes a few
+    # seconds and the page has progress to show between 0 and 100 %.
+    page = page_for("alice", "alice-pass")
+    page.click("text=New conversation")
+    page.wait_for_selector("#composer textarea")
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.emulateNetworkConditions", {
+        "offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": 1_000_000,
+    })
+    page.evaluate("""() => {
+      window.seenProgress = [];
+      const bar = document.querySelector('#upload-status progress');
+      new MutationObserver(() => window.seenProgress.push(bar.value)).observe(bar, {attributes: true});
+    }""")
+    page.set_input_files("#file-input", files=[{"name": "big.csv", "mimeType": "text/csv",
+                                                 "buffer": b"a,b\n" * 750_000}])
+    page.wait_for_selector("text=1 file uploaded", timeout=60_000)
+    seen = page.evaluate("window.seenProgress")
+    assert any(0 < value < 100 for value in seen), seen
+    assert page.locator("#upload-status progress").is_hidden()  # the bar goes away when it is done
