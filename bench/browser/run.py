@@ -259,14 +259,22 @@ def stop_probes(target: Target, args) -> dict[str, Any]:
         async with httpx.AsyncClient(base_url=target.base_url, timeout=60) as http:
             for i in range(args.stop_probes):
                 text = f"Say something. rid=stop{i}{uuid.uuid4().hex[:6]} delay=50 tokens=400"
-                out.append(await users[0].stop_probe(http, "", text, 0.5))
+                try:
+                    out.append(await users[0].stop_probe(http, "", text, 0.5))
+                except (TimeoutError, httpx.HTTPError, TypeError) as exc:
+                    out.append({"error": f"{type(exc).__name__}: {exc}"})
         await users[0].close()
         return out
 
     probes = asyncio.run(go())
+    failed = [p["error"] for p in probes if "error" in p]
+    probes = [p for p in probes if "error" not in p]
+    if not probes:
+        return {"probes": 0, "failed": failed}
     ended = [p["ended_ms"] for p in probes]
     return {
         "probes": len(probes),
+        "failed": failed,
         "stop_to_end_p50_ms": statistics.median(ended),
         "stop_to_end_max_ms": max(ended),
         "last_text_after_stop_max_ms": max(p["last_text_after_stop_ms"] for p in probes),
