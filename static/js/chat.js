@@ -110,12 +110,22 @@
 
   // What the person opened in a trace (the trace, rounds, calls' "show all") stays open when the
   // server re-renders it for a live update or when the run finishes: details are matched by order.
+  // Only what the person toggled is carried over; the rest keeps the server's default (a round with
+  // calls opens itself once its calls exist).
   function openStates(root) {
-    return Array.prototype.map.call(root.querySelectorAll("details"), function (d) { return d.open; });
+    return Array.prototype.map.call(root.querySelectorAll("details"), function (d) {
+      return d.dataset.touched ? d.open : null;
+    });
   }
   function restoreOpen(root, states) {
-    root.querySelectorAll("details").forEach(function (d, i) { if (i < states.length) d.open = states[i]; });
+    root.querySelectorAll("details").forEach(function (d, i) {
+      if (i < states.length && states[i] !== null) { d.open = states[i]; d.dataset.touched = "1"; }
+    });
   }
+  document.addEventListener("click", function (event) {
+    const summary = event.target.closest("[data-role=trace] summary");
+    if (summary && summary.parentElement.tagName === "DETAILS") summary.parentElement.dataset.touched = "1";
+  });
   function drawTimeline(root) {
     if (window.clearloopTimeline) window.clearloopTimeline.renderAll(root);
     if (window.clearloopRich) window.clearloopRich.enhance(root);
