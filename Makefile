@@ -49,8 +49,9 @@ services:
 
 lint: $(BIN)/.installed-dev
 	$(BIN)/ruff check .
+	DEBUG=1 $(BIN)/mypy
 
-# The fast tier: lint and every test that needs no process besides pytest, on SQLite (no
+# The fast tier: lint (ruff, mypy) and every test that needs no process besides pytest, on SQLite (no
 # DATABASE_URL, no REDIS_URL), in under a minute. Run it while working; `make test` runs everything.
 check: lint
 	env -u DATABASE_URL -u REDIS_URL DEBUG=1 CLEARLOOP_DATA_DIR=data/check \

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.providers.types import AssembledResponse, FinishReason, Usage
+from agent.statuses import ToolCallStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,7 @@ class ToolCallChanged:
     call_id: str
     name: str
     arguments: str
-    status: str  # proposed|invalid|awaiting_approval|approved|denied|running|succeeded|failed|unknown
+    status: ToolCallStatus
     server: str | None = None
     risk: str | None = None
     result: str | None = None  # the tool message content sent to the model

@@ -31,7 +31,7 @@ Values here carry no database ids: records are identified by (round_index, index
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from agent.events import (
@@ -51,10 +51,11 @@ from agent.providers.types import (
     Usage,
 )
 from agent.replay import blocks_from_dicts
+from agent.statuses import EXECUTED_CALL_STATUSES, TERMINAL_CALL_STATUSES, ToolCallStatus
 
-TERMINAL_STATUSES = frozenset({"invalid", "denied", "succeeded", "failed", "unknown"})
+TERMINAL_STATUSES = TERMINAL_CALL_STATUSES
 # Statuses of a call whose tool body was (or may have been) entered: they count towards guards.
-EXECUTED_STATUSES = frozenset({"running", "succeeded", "failed", "unknown"})
+EXECUTED_STATUSES = EXECUTED_CALL_STATUSES
 
 
 @dataclass(slots=True)
@@ -79,7 +80,7 @@ class ToolCallRecord:
     call_id: str
     name: str
     arguments: str
-    status: str = "proposed"
+    status: ToolCallStatus = "proposed"
     server: str | None = None
     risk: str | None = None
     result: str | None = None
@@ -292,8 +293,12 @@ def _round_from_dict(data: dict[str, Any]) -> RoundRecord:
     )
 
 
+_USAGE_FIELDS = frozenset(Usage.__dataclass_fields__)
+
+
 def usage_from_dict(data: dict[str, Any] | None) -> Usage:
-    return Usage(**(data or {}))
+    """The inverse of ``Usage.to_dict``; keys a stored row has and ``Usage`` no longer has are dropped."""
+    return Usage(**{k: v for k, v in (data or {}).items() if k in _USAGE_FIELDS})
 
 
 _CALL_FIELDS = frozenset(AssembledToolCall.__dataclass_fields__)
@@ -318,14 +323,10 @@ def choice_from_dict(c: dict[str, Any]) -> ChoiceResult:
 
 def response_from_dict(data: dict[str, Any]) -> AssembledResponse:
     """The inverse of ``AssembledResponse.to_dict`` (the providers package only serialises)."""
-    choices = tuple(choice_from_dict(c) for c in data["choices"])
+    choices = tuple(choice_from_dict(c) for c in data.get("choices") or ())
     return AssembledResponse(
         choices=choices,
         usage=usage_from_dict(data.get("usage")),
         response_id=data.get("response_id"),
         model=data.get("model"),
     )
-
-
-def with_status(record: ToolCallRecord, status: str, **changes: Any) -> ToolCallRecord:
-    return replace(record, status=status, **changes)

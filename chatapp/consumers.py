@@ -22,10 +22,10 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
+from chatapp import event_log, frames
 from chatapp.access import can_view_conversation
 from chatapp.frame_limits import bounded_frame
-from chatapp.models import ACTIVE_STATUSES, Conversation, RunEvent
-from chatapp.redaction import shown
+from chatapp.models import Conversation
 
 log = logging.getLogger(__name__)
 REPLAY_LIMIT = 5000
@@ -81,7 +81,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             return
         self.user_id = user.pk
         self.open_sockets[user.pk] += 1
-        self.group = f"conversation.{self.conversation_id}"
+        self.group = frames.group(self.conversation_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
 
@@ -112,26 +112,14 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             return
         if request is None:
             return
-        frames = await self._stored_frames(*request)
-        for frame in frames:
-            await self.send_json(bounded_frame(frame))
-        await self.send_json({"type": "replay_done", "count": len(frames)})
+        stored = await self._stored_frames(*request)
+        for frame in stored:
+            await self.send_json(bounded_frame(dict(frame)))
+        await self.send_json({"type": frames.Kind.REPLAY_DONE, "count": len(stored)})
 
     @database_sync_to_async
-    def _stored_frames(self, positions: dict[int, int], since_run: int | None) -> list[dict[str, Any]]:
-        events = RunEvent.objects.filter(run__conversation_id=self.conversation_id)
-        floor = since_run if since_run is not None else (min(positions) if positions else None)
-        if floor is not None:
-            events = events.filter(run_id__gte=floor)
-        else:
-            events = events.filter(run__status__in=ACTIVE_STATUSES)
-        frames = []
-        for run_id, seq, kind, payload in events.order_by("run_id", "seq").values_list(
-            "run_id", "seq", "type", "payload"
-        )[:REPLAY_LIMIT]:
-            if seq > positions.get(run_id, 0):
-                frames.append({"run": run_id, "seq": seq, "type": kind, "data": shown(payload)})
-        return frames
+    def _stored_frames(self, positions: dict[int, int], since_run: int | None) -> list[frames.Frame]:
+        return event_log.stored_frames(self.conversation_id, positions, since_run, REPLAY_LIMIT)
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # channels closes stale DB connections before every handler, a thread hop per message; a

@@ -1,94 +1,112 @@
-"""Engine events turned into JSON frames for the event log and the browser."""
+"""The frame protocol, in one place: what a frame looks like, which kinds exist, which group gets it,
+and how it is published.
+
+A frame is ``{"run": id, "seq": n, "type": kind, "data": {...}}``. Every frame of a run is first a
+``RunEvent`` row with the same ``seq`` (``chatapp/event_log.py`` numbers and stores them), then a
+message to the conversation's channel group; a client that missed one back-fills from the rows.
+Publishing is best effort by design: when Redis is down the frame is still stored.
+
+The kinds are a ``StrEnum`` here and nowhere else: ``static/js/chat.js`` reads them from the page
+(``kinds_for_js``, rendered with ``json_script``), so the browser and the server cannot drift apart.
+Like Zulip's ``send_event_on_commit``, ``publish_on_commit`` is the one way a database change
+announces itself: a rolled-back change publishes nothing. Each process picks how a publish leaves
+it (``use_publisher``): the web process sends from the committing thread, the worker hands the
+frame to its runtime's event loop.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
+import logging
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Any, TypedDict
 
-from agent import events as ev
-from agent.providers.types import AssembledResponse, Usage
-from agent.state import choice_from_dict
+from django.db import transaction
 
-_TYPE_NAMES = {
-    ev.RoundStarted: "round_started",
-    ev.TextDelta: "text",
-    ev.ReasoningDelta: "reasoning",
-    ev.ToolCallDelta: "tool_call_delta",
-    ev.RoundFinished: "round_finished",
-    ev.ToolCallChanged: "tool_call",
-    ev.ToolProgress: "tool_progress",
-    ev.ApprovalRequested: "approval_requested",
-    ev.ContextCompressed: "context_compressed",
-    ev.RunFinished: "run_finished",
-    ev.RunFailed: "run_failed",
-}
+log = logging.getLogger(__name__)
+
+# The Channels message type; the consumer's ``run_frame`` method receives it.
+MESSAGE_TYPE = "run.frame"
 
 
-def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        to_dict = getattr(value, "to_dict", None)
-        if to_dict is not None:
-            return to_dict()
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
+class Kind(StrEnum):
+    # Engine events (durable ones rebuild the run's state; see event_codec.py).
+    ROUND_STARTED = "round_started"
+    ROUND_FINISHED = "round_finished"
+    TOOL_CALL = "tool_call"
+    TOOL_PROGRESS = "tool_progress"
+    APPROVAL_REQUESTED = "approval_requested"
+    CONTEXT_COMPRESSED = "context_compressed"
+    RUN_FINISHED = "run_finished"
+    RUN_FAILED = "run_failed"
+    # Never sent alone: the recorder coalesces them into one DELTA frame.
+    TEXT = "text"
+    REASONING = "reasoning"
+    TOOL_CALL_DELTA = "tool_call_delta"
+    # Written by the host, not the engine.
+    DELTA = "delta"  # coalesced text, reasoning and tool-argument fragments
+    STATUS = "status"  # the run moved (chatapp/services/run_lifecycle.py)
+    APPROVAL_DECIDED = "approval_decided"
+    LINK = "link"  # a tool's server asked the user to open a link (worker/links.py)
+    # Sent by the consumer only, never stored: the replay of stored frames is complete.
+    REPLAY_DONE = "replay_done"
 
 
-def event_type(event: ev.Event) -> str:
-    return _TYPE_NAMES[type(event)]
+class Frame(TypedDict):
+    run: int
+    seq: int
+    type: str
+    data: dict[str, Any]
 
 
-def event_payload(event: ev.Event) -> dict[str, Any]:
-    return {f.name: _plain(getattr(event, f.name)) for f in dataclasses.fields(event)}
+def frame(run_id: int, seq: int, kind: str, data: dict[str, Any]) -> Frame:
+    return {"run": run_id, "seq": seq, "type": str(kind), "data": data}
 
 
-# --- back from stored rows -------------------------------------------------------------------
-_BY_NAME = {name: cls for cls, name in _TYPE_NAMES.items()}
+def group(conversation_id: int) -> str:
+    """The channel group of a conversation: every open tab of it, and ``manage.py chat``."""
+    return f"conversation.{conversation_id}"
 
 
-def _usage(data: dict[str, Any] | None) -> Usage:
-    data = data or {}
-    return Usage(
-        **{
-            k: data.get(k)
-            for k in (
-                "prompt_tokens",
-                "completion_tokens",
-                "total_tokens",
-                "cached_tokens",
-                "reasoning_tokens",
-                "cache_write_tokens",
-                "raw",
-            )
-        }
-    )
+def kinds_for_js() -> dict[str, str]:
+    """``{"DELTA": "delta", ...}``: the kinds ``chat.js`` compares frames with (see views/chat.py)."""
+    return {k.name: k.value for k in Kind}
 
 
-def _response(data: dict[str, Any]) -> AssembledResponse:
-    # One reader for stored choices (agent.state): replay blocks and per-call extras included.
-    choices = tuple(choice_from_dict(c) for c in data.get("choices", []))
-    return AssembledResponse(
-        choices=choices,
-        usage=_usage(data.get("usage")),
-        response_id=data.get("response_id"),
-        model=data.get("model"),
-    )
+async def publish(conversation_id: int, frames: list[Frame], layer: Any = None) -> bool:
+    """Send frames to the conversation's group in order, each within the frame size limit. False
+    when the channel layer failed: the frames are in the event log already and clients back-fill."""
+    from channels.layers import get_channel_layer
+
+    from chatapp.frame_limits import bounded_frame
+
+    layer = layer or get_channel_layer()
+    try:
+        for item in frames:
+            message = {"type": MESSAGE_TYPE, "frame": bounded_frame(dict(item))}
+            await layer.group_send(group(conversation_id), message)
+    except Exception:  # noqa: BLE001 - Redis down: stored already; clients back-fill
+        log.warning("publishing a frame failed", exc_info=True)
+        return False
+    return True
 
 
-def event_from_row(kind: str, payload: dict[str, Any]) -> ev.Event | None:
-    """Rebuild a durable event from its stored payload (None for ephemeral kinds)."""
-    cls = _BY_NAME.get(kind)
-    if cls is None or not issubclass(cls, ev.DURABLE):
-        return None
-    data = dict(payload)
-    if cls is ev.RoundFinished:
-        data["response"] = _response(data["response"])
-        data["usage"] = _usage(data.get("usage"))
-    elif cls is ev.RunFinished:
-        data["usage"] = _usage(data.get("usage"))
-    elif cls is ev.ApprovalRequested:
-        data["call_ids"] = tuple(data.get("call_ids", ()))
-    return cls(**data)
+def _publish_from_this_thread(conversation_id: int, frames: list[Frame]) -> None:
+    from asgiref.sync import async_to_sync
+
+    async_to_sync(publish)(conversation_id, frames)
+
+
+_publisher: Callable[[int, list[Frame]], None] = _publish_from_this_thread
+
+
+def use_publisher(publisher: Callable[[int, list[Frame]], None] | None) -> None:
+    """Choose how this process sends frames published on commit (None: from the committing thread)."""
+    global _publisher
+    _publisher = publisher or _publish_from_this_thread
+
+
+def publish_on_commit(conversation_id: int, frames: list[Frame]) -> None:
+    """Publish once the surrounding transaction commits (at once outside one); never on rollback."""
+    if frames:
+        transaction.on_commit(lambda: _publisher(conversation_id, list(frames)))

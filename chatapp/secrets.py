@@ -30,7 +30,7 @@ class SecretUnreadable(Exception):
 
 
 def _fernet() -> Fernet:
-    material = (settings.FIELD_ENCRYPTION_KEY or settings.SECRET_KEY).encode()
+    material = str(settings.FIELD_ENCRYPTION_KEY or settings.SECRET_KEY).encode()
     return Fernet(base64.urlsafe_b64encode(hashlib.sha256(material).digest()))
 
 
@@ -46,7 +46,7 @@ def decrypt(token: str) -> str:
 
 
 def key_env_allowed(name: str) -> bool:
-    return bool(re.fullmatch(settings.PROVIDER_KEY_ENV_PATTERN, name or ""))
+    return bool(re.fullmatch(str(settings.PROVIDER_KEY_ENV_PATTERN), name or ""))
 
 
 def provider_key(config: ProviderConfig) -> str | None:

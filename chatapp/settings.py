@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -128,7 +129,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": DATA_DIR / "clearloop.sqlite3",
+            "NAME": str(DATA_DIR / "clearloop.sqlite3"),
             # WAL lets the web process read while the worker writes; IMMEDIATE avoids lock upgrades.
             "OPTIONS": {
                 "init_command": (
@@ -146,9 +147,9 @@ USES_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
 # (the durable events a run is rebuilt from still go through "default").
 DELTA_DB = "default"
 if USES_POSTGRES:
-    _fast = {**DATABASES["default"], "TEST": {"MIRROR": "default"}}
+    _fast: dict[str, Any] = {**DATABASES["default"], "TEST": {"MIRROR": "default"}}
     _fast["OPTIONS"] = {**_fast.get("OPTIONS", {}), "options": "-c synchronous_commit=off"}
-    DATABASES["deltas"] = _fast
+    DATABASES["deltas"] = _fast  # type: ignore[assignment]  # a plain dict, as Django reads it
     DELTA_DB = "deltas"
 
 # --- redis, channels, celery -----------------------------------------------------------------

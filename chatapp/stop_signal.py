@@ -27,7 +27,8 @@ def _sync_client():
         if _client is None:
             import redis
 
-            _client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=5, socket_connect_timeout=2)
+            url = str(settings.REDIS_URL)
+            _client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
         return _client
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import logging
 
+from celery.signals import worker_process_shutdown, worker_ready, worker_shutdown
+
 from chatapp.celery import app
+from chatapp.worker import recovery
 from chatapp.worker.lease import LeaseHeld, LeaseRefused, acquire_lease, release_lease
 from chatapp.worker.liveness import is_alive
 
@@ -68,3 +71,15 @@ def mcp_expand_prompt(server: str, name: str, arguments: dict) -> dict:
     from chatapp.worker.runtime import get_runtime
 
     return get_runtime().run(mcp_context.expand_prompt(server, name, arguments), timeout=30)
+
+
+# --- worker start and stop ---------------------------------------------------------------------
+@worker_ready.connect
+def _worker_ready(**_: object) -> None:
+    recovery.on_worker_ready(execute_run.delay)
+
+
+@worker_shutdown.connect
+@worker_process_shutdown.connect
+def _worker_stopping(**_: object) -> None:
+    recovery.on_worker_shutdown()

@@ -91,11 +91,13 @@ def _appended_ratio(state: RunState) -> Calibration | None:
     if len(state.rounds) < 2:
         return None
     before, last = state.rounds[-2], state.rounds[-1]
-    raws = (before.request.get("raw_input_tokens"), last.request.get("raw_input_tokens"))
-    reports = (before.response.usage.prompt_tokens, last.response.usage.prompt_tokens)
-    if None in raws or None in reports or not raws[0] or raws[1] - raws[0] <= 0:
+    raw_before, raw_last = before.request.get("raw_input_tokens"), last.request.get("raw_input_tokens")
+    seen_before, seen_last = before.response.usage.prompt_tokens, last.response.usage.prompt_tokens
+    if not raw_before or raw_last is None or seen_before is None or seen_last is None:
         return None
-    return Calibration.from_observation(raws[1] - raws[0], reports[1] - reports[0])
+    if raw_last - raw_before <= 0:
+        return None
+    return Calibration.from_observation(raw_last - raw_before, seen_last - seen_before)
 
 
 def ratio_unknown(state: RunState, settings: LoopSettings) -> bool:
@@ -147,7 +149,7 @@ async def prepare(
     specs: tuple[ToolSpec, ...] = tuple(t.spec for t in tools)
     if off and not settings.tool_choice_none_supported:
         specs = ()
-    tool_choice = ("none" if off else "auto") if specs else None
+    tool_choice: pt.ToolChoice | None = ("none" if off else "auto") if specs else None
     ratio = calibration(state, settings.token_ratio)
     exact: tuple[list[Message], int] | None = None
     if count_exact is not None and ratio_unknown(state, settings):
@@ -241,7 +243,6 @@ class _Fit:
             )
         shrunk = [*head, *messages[prefix:]]
         return shrunk, self.estimate(shrunk), plan
-
 
     def locked(
         self,

@@ -19,7 +19,7 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
 from mcp import Client
 from mcp.types import ElicitResult, Implementation, ToolListChangedNotification
@@ -195,12 +195,13 @@ class ServerConnection:
                 self._expired = holder[0]
 
         try:
-            transport = watched(build_transport(self.config, errlog, on_session_expired), on_closed)
+            opened = build_transport(self.config, cast(TextIO, errlog), on_session_expired)
+            transport = watched(opened, on_closed)
             client = Client(
                 transport,
                 mode=self.mode,
                 message_handler=self._on_message,
-                elicitation_callback=self._on_elicitation,
+                elicitation_callback=cast(Any, self._on_elicitation),  # the SDK's protocol type
                 client_info=CLIENT_INFO,
                 cache=None,  # the pool's catalogue is the cache; list_changed refreshes it
             )

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from mcp.types import ElicitRequestURLParams, ElicitResult
@@ -102,4 +102,9 @@ async def on_elicitation(server: str, in_flight: set[CallHooks], params: Any) ->
     if getattr(params, "mode", None) != "url":
         return ElicitResult(action="decline")
     action = await ask_user(server, route(in_flight), params, wait=True)
-    return ElicitResult(action=action)
+    answer: Literal["accept", "decline", "cancel"] = "cancel"
+    if action == "accept":
+        answer = "accept"
+    elif action == "decline":
+        answer = "decline"
+    return ElicitResult(action=answer)

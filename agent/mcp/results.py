@@ -16,7 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any
+from typing import Any, Literal
 
 from mcp.types import (
     AudioContent,
@@ -54,7 +54,7 @@ def media_part(block: Any) -> MediaPart | None:
         base64.b64decode(block.data, validate=True)
     except (binascii.Error, ValueError):
         return None
-    kind = "image" if isinstance(block, ImageContent) else "audio"
+    kind: Literal["image", "audio"] = "image" if isinstance(block, ImageContent) else "audio"
     return MediaPart(kind=kind, mime_type=block.mime_type, data=block.data)
 
 

@@ -9,8 +9,11 @@ from agent.providers.types import AssembledResponse, ModelEvent, ModelRequest, R
 
 
 class Provider(Protocol):
-    name: str
-    model: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Yield deltas as they arrive, ending with exactly one ``ResponseDone``."""

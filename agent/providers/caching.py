@@ -47,7 +47,9 @@ def _mark_last_block(message: dict[str, Any]) -> bool:
         if not content:
             return False
         message["content"] = content = [{"type": "text", "text": content}]
-    for position in range(len(content or []) - 1, -1, -1):
+    if not isinstance(content, list):
+        return False
+    for position in range(len(content) - 1, -1, -1):
         if _markable(content[position]):
             # A copy: replayed blocks are the stored round's own objects and stay untouched.
             content[position] = {**content[position], "cache_control": dict(EPHEMERAL)}

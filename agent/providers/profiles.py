@@ -116,7 +116,7 @@ _EFFORT = frozenset({"reasoning_effort"})
 _IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _THINKING = frozenset({"thinking", "thinking_budget"})
 # Local servers: a model may first be loaded from disk, and CPU prompt processing is slow.
-_LOCAL = {"default_idle_timeout": 600.0}
+_LOCAL: dict[str, Any] = {"default_idle_timeout": 600.0}
 
 PRESETS: dict[str, Preset] = {
     "openai": Preset(

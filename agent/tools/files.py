@@ -112,7 +112,8 @@ class WorkspaceToolbox:
         if b"\x00" in data[:8192]:
             raise WorkspaceError(f"{path.relative} looks like a binary file; only text files can be read")
         lines = data.decode("utf-8", errors="replace").splitlines()
-        chosen, chars = [], 0
+        chosen: list[str] = []
+        chars = 0
         for line in lines[offset - 1 : offset - 1 + limit]:
             line = self._cut_line(line)
             if chosen and chars + len(line) > self.limits.max_result_chars:

@@ -61,7 +61,7 @@ def ensure_demo_database(
     params.pop("password", None)
     if password:
         params["password"] = password
-    return make_conninfo(**params)
+    return make_conninfo("", **params)
 
 
 def _create_role(conn: psycopg.Connection, role: str, password: str | None) -> None:
@@ -175,7 +175,7 @@ class PostgresBackend:
             # A transaction-level snapshot before the model's statement: a leading
             # "SET TRANSACTION READ WRITE" is then refused ("must be set before any query").
             await conn.execute("SELECT 1")
-            cur = await conn.execute(capped_statement(sql, limit), prepare=True)  # type: ignore[arg-type]
+            cur = await conn.execute(capped_statement(sql, limit), prepare=True)
             tag = (cur.statusmessage or "").split(" ", 1)[0].upper()
             if tag != "SELECT":
                 # Nothing this could do outlives the rollback below; saying so keeps the model honest.

@@ -11,6 +11,7 @@ slot the worker's database calls need.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -44,7 +45,7 @@ class Budget:
 async def run_abandonable[T](fn: Callable[..., T], *args: object, budget: Budget) -> T:
     """Run ``fn(*args, budget)`` in a tool thread; cancelling the await abandons it and tells it to stop."""
     try:
-        return await asyncio.get_running_loop().run_in_executor(_POOL, fn, *args, budget)
+        return await asyncio.get_running_loop().run_in_executor(_POOL, functools.partial(fn, *args, budget))
     except asyncio.CancelledError:
         budget.stopped.set()
         raise

@@ -49,6 +49,10 @@ class MaskedJsonMixin:
     """For a ModelForm: ``masked_fields`` are JSON objects whose secret values are never shown."""
 
     masked_fields: tuple[str, ...] = ()
+    # Provided by the ModelForm this is mixed into.
+    instance: Any
+    initial: Any
+    cleaned_data: dict[str, Any]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

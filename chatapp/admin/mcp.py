@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
@@ -15,8 +16,8 @@ from django.urls import path, reverse
 from agent.mcp import McpConfigError, McpServerConfig
 from chatapp.admin.masking import MASK, MaskedJsonMixin
 from chatapp.models import McpOAuthGrant, McpServer
-from chatapp.services.admin_checks import ServerReport, probe_servers
 from chatapp.services.mcp_io import export_servers, import_servers
+from chatapp.services.probes import ServerReport, probe_servers
 
 MAX_TESTED = 10
 ENV_HELP = (
@@ -67,7 +68,7 @@ class McpServerForm(MaskedJsonMixin, forms.ModelForm):
         return self._clean_masked("headers")
 
     def clean(self) -> dict:
-        data = super().clean()
+        data: dict[str, Any] = super().clean() or {}
         if "args" in data and not (
             isinstance(data["args"], list) and all(isinstance(a, str) for a in data["args"])
         ):
@@ -105,7 +106,7 @@ class ImportForm(forms.Form):
     file = forms.FileField(label="or upload a file", required=False)
 
     def clean(self) -> dict:
-        data = super().clean()
+        data: dict[str, Any] = super().clean() or {}
         upload = data.get("file")
         if upload is not None:
             try:

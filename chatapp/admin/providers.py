@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -13,7 +15,7 @@ from agent.providers import knobs, profiles
 from chatapp.admin.masking import MASK, MaskedJsonMixin
 from chatapp.models import ModelPrice, ProviderConfig
 from chatapp.secrets import encrypt
-from chatapp.services.admin_checks import ProviderCheck, check_provider
+from chatapp.services.probes import ProviderCheck, check_provider
 
 MAX_TESTED = 5  # one action never waits on more endpoints than this
 
@@ -89,7 +91,7 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
             raise forms.ValidationError(str(exc)) from exc
 
     def clean(self) -> dict:
-        data = super().clean()
+        data: dict[str, Any] = super().clean() or {}
         for name in ("extra_headers", "capability_overrides"):
             if name in data and not isinstance(data[name], dict):
                 self.add_error(name, "must be a JSON object")

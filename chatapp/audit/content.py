@@ -63,11 +63,11 @@ def _current(key: tuple) -> tuple[str, Any]:
         row = Run.objects.filter(pk=key[1]).first()
         return f"run {key[1]}", row and describe(row)
     if kind == "round":
-        row = Round.objects.filter(run_id=key[1], index=key[2]).first()
-        return f"run {key[1]} round {key[2]}", row and describe(row)
+        stored = Round.objects.filter(run_id=key[1], index=key[2]).first()
+        return f"run {key[1]} round {key[2]}", stored and describe(stored)
     if kind == "call":
-        row = ToolCall.objects.filter(run_id=key[1], round_index=key[2], index=key[3]).first()
-        return f"run {key[1]} tool call {key[2]}/{key[3]}", row and describe(row)
+        call = ToolCall.objects.filter(run_id=key[1], round_index=key[2], index=key[3]).first()
+        return f"run {key[1]} tool call {key[2]}/{key[3]}", call and describe(call)
     approval = (
         Approval.objects.filter(tool_call__run_id=key[1], tool_call__call_id=key[2])
         .select_related("tool_call", "decided_by")

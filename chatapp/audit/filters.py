@@ -22,10 +22,12 @@ class RunFilter(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         names = Run.objects.order_by("provider_name").values_list("provider_name", flat=True).distinct()
-        self.fields["provider"].choices = [("", "any"), *((n, n) for n in names)]
+        provider = self.fields["provider"]
+        assert isinstance(provider, forms.ChoiceField)
+        provider.choices = [("", "any"), *((n, n) for n in names)]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = super().clean() or {}
         start, end = data.get("date_from"), data.get("date_to")
         if start and end and start > end:
             raise forms.ValidationError("The start date is after the end date.")

@@ -14,9 +14,9 @@ from typing import Any
 
 from django.conf import settings
 
+from chatapp import costs
 from chatapp.models import ProviderConfig, Round, Run, ToolCall
 from chatapp.redaction import redact
-from chatapp.services import costs
 
 SCOPE = {"name": "clearloop.audit", "version": "1"}
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3

@@ -3,6 +3,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from chatapp.frames import group
+
 
 class Conversation(models.Model):
     owner = models.ForeignKey(
@@ -31,7 +33,7 @@ class Conversation(models.Model):
 
     @property
     def group_name(self) -> str:
-        return f"conversation.{self.pk}"
+        return group(self.pk)
 
 
 class Message(models.Model):

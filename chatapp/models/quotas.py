@@ -8,6 +8,16 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
 
+from chatapp.models.pricing import ModelPrice
+
+BUDGETS = {
+    "tokens_per_day": ("tokens", "day"),
+    "tokens_per_month": ("tokens", "month"),
+    "cost_per_day": ("cost", "day"),
+    "cost_per_month": ("cost", "month"),
+}
+
+
 LIMIT_FIELDS = (
     "tokens_per_day",
     "tokens_per_month",
@@ -81,8 +91,42 @@ class Quota(models.Model):
         return f"quota of group {self.group}" + (" (together)" if self.shared else " (each member)")
 
     def clean(self) -> None:
-        from chatapp.services.quotas import quota_problems
-
         problems = quota_problems(self)
         if problems:
             raise ValidationError(problems)
+
+
+def quota_problems(quota: Quota) -> dict[str, str]:
+    """Reasons a quota makes no sense, per field (the admin shows them beside the fields)."""
+    problems: dict[str, str] = {}
+    if bool(quota.user_id) == bool(quota.group_id):
+        problems["user"] = "Choose either a user or a group."
+    if quota.shared and not quota.group_id:
+        problems["shared"] = "Only a group's quota can be shared by its members."
+    values = {f: getattr(quota, f) for f in BUDGETS} | {
+        "max_concurrent_runs": quota.max_concurrent_runs,
+        "messages_per_minute": quota.messages_per_minute,
+    }
+    for field, value in values.items():
+        if value is not None and value < 0:
+            problems[field] = "A limit cannot be negative."
+    if all(v is None for v in values.values()):
+        problems["tokens_per_day"] = "Set at least one limit (an empty field means no limit)."
+    for what in ("tokens", "cost"):
+        day, month = values[f"{what}_per_day"], values[f"{what}_per_month"]
+        if day is not None and month is not None and day > month:
+            problems[f"{what}_per_day"] = f"The daily {what} limit is above the monthly one."
+    costs = values["cost_per_day"] is not None or values["cost_per_month"] is not None
+    if costs and not _any_price():
+        problems["cost_per_day"] = (
+            "There are no prices in the price table (admin → Model prices), so no round has a cost "
+            "and a cost budget could never be reached. Enter the prices first, or use token limits."
+        )
+    return problems
+
+
+def _any_price() -> bool:
+    fields = ("input", "output", "cached_read", "cache_write", "reasoning")
+    return ModelPrice.objects.filter(
+        Q(*[Q(**{f"{f}__isnull": False}) for f in fields], _connector=Q.OR)
+    ).exists()

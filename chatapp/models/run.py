@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-ACTIVE_STATUSES = ("queued", "running", "awaiting_approval", "awaiting_sign_in")
-TERMINAL_STATUSES = ("succeeded", "failed", "cancelled")
+from agent.statuses import ACTIVE_RUN_STATUSES, TERMINAL_RUN_STATUSES
+
+# The engine's vocabulary (agent/statuses.py); the choices below hold exactly these values.
+ACTIVE_STATUSES = ACTIVE_RUN_STATUSES
+TERMINAL_STATUSES = TERMINAL_RUN_STATUSES
 
 
 class Run(models.Model):
@@ -53,6 +58,9 @@ class Run(models.Model):
                 name="one_active_run_per_conversation",
             )
         ]
+
+    # Not a column: how the enqueue after commit went (services/dispatch.py), for the view's notice.
+    dispatch: Any = None
 
     def __str__(self) -> str:
         return f"run {self.pk} ({self.status})"

@@ -8,17 +8,18 @@ worker: deciding the last pending call of a run puts it back in the queue.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max
 
+from chatapp import event_log, frames
 from chatapp.audit import record
-from chatapp.models import Approval, Run, RunEvent, ToolCall
+from chatapp.frames import Kind
+from chatapp.models import Approval, Run, ToolCall
 from chatapp.services import policies
 from chatapp.services.dispatch import enqueue_on_commit
 from chatapp.services.errors import ChatError
+from chatapp.services.run_lifecycle import move_locked
 
 
 class ApprovalRefused(ChatError):
@@ -104,9 +105,11 @@ def decide(call_pk: int, user: Any, *, approve: bool, reason: str = "") -> Appro
         call.status = ToolCall.Status.APPROVED if approve else ToolCall.Status.DENIED
         call.save(update_fields=["status", "updated_at"])
         record("approval", run_id=run.pk, actor=user.get_username(), subject=approval)
-        frame = _append_event(
-            run,
-            "approval_decided",
+        seqs = event_log.Sequence.after_stored(run.pk)  # under the run's row lock
+        decided = event_log.append(
+            run.pk,
+            seqs.next(),
+            Kind.APPROVAL_DECIDED,
             {
                 "call_id": call.call_id,
                 "name": call.name,
@@ -116,70 +119,13 @@ def decide(call_pk: int, user: Any, *, approve: bool, reason: str = "") -> Appro
                 "round_index": call.round_index,
                 "index": call.index,
             },
+            durable=True,
         )
+        frames.publish_on_commit(run.conversation_id, [decided])
         still_waiting = run.tool_calls.filter(status=ToolCall.Status.AWAITING_APPROVAL).exists()
         if not still_waiting and run.status == Run.Status.AWAITING_APPROVAL and not run.cancel_requested:
-            run.status = Run.Status.QUEUED
             # A clean pause is not a crash: the resumed run starts its poison count afresh. Done here,
             # under the run's lock, because the paused segment's release_lease may not have run yet.
-            run.deliveries = 0
-            run.save(update_fields=["status", "deliveries"])
+            move_locked(run, Run.Status.QUEUED, seqs=seqs, actor=user.get_username(), deliveries=0)
             enqueue_on_commit(run.pk)
-        transaction.on_commit(lambda: publish(run.conversation_id, frame))
     return approval
-
-
-def _append_event(run: Run, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """An event written by the web side; the run row is locked, and no worker holds this run."""
-    seq = max(run.last_seq, RunEvent.objects.filter(run=run).aggregate(m=Max("seq"))["m"] or 0) + 1
-    RunEvent.objects.create(run=run, seq=seq, type=kind, payload=payload, durable=True)
-    Run.objects.filter(pk=run.pk).update(last_seq=seq)
-    return {"run": run.pk, "seq": seq, "type": kind, "data": payload}
-
-
-def publish(conversation_id: int, frame: dict[str, Any]) -> None:
-    from asgiref.sync import async_to_sync
-    from channels.layers import get_channel_layer
-
-    try:
-        async_to_sync(get_channel_layer().group_send)(
-            f"conversation.{conversation_id}", {"type": "run.frame", "frame": frame}
-        )
-    except Exception:  # noqa: BLE001 - the frame is stored; clients back-fill on reconnect
-        logging.getLogger(__name__).warning("publishing a frame failed", exc_info=True)
-
-
-def void_stale_approvals(run_id: int, current_hashes: dict[str, str | None]) -> list[str]:
-    """Approvals given for a tool definition that has changed since are void: ask again.
-
-    Called by the worker before it executes approved calls. The approval is removed (the audit log
-    keeps it, with the reason it was voided) and the call waits for a new decision.
-    """
-    from chatapp.audit.log import record
-
-    voided = []
-    calls = ToolCall.objects.filter(run_id=run_id, status=ToolCall.Status.APPROVED, approval__isnull=False)
-    for call in calls.select_related("approval__decided_by"):
-        now = current_hashes.get(call.name)
-        then = call.approval.definition_hash
-        if not (now and then) or now == then:
-            continue
-        with transaction.atomic():
-            record(
-                "approval_voided",
-                run_id=run_id,
-                payload={
-                    "call_id": call.call_id,
-                    "tool": call.name,
-                    "approved_by": call.approval.decided_by.get_username(),
-                    "approved_hash": then,
-                    "current_hash": now,
-                    "reason": "the tool's definition changed",
-                },
-            )
-            call.approval.delete()
-            ToolCall.objects.filter(pk=call.pk).update(
-                status=ToolCall.Status.AWAITING_APPROVAL, definition_hash=now
-            )
-        voided.append(call.call_id)
-    return voided

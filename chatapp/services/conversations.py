@@ -74,7 +74,7 @@ def restore(user: Any, conversation_id: int) -> Conversation:
         )
         if convo is None:
             raise RestoreRefused("There is no deleted conversation to bring back.")
-        if convo.deleted_at < window:
+        if convo.deleted_at is None or convo.deleted_at < window:
             raise RestoreRefused("It is too late to undo this delete.")
         convo.deleted_at = None
         convo.save(update_fields=["deleted_at"])

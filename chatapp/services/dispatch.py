@@ -27,10 +27,12 @@ class Dispatch:
     sent: bool | None = None  # None until the transaction commits
 
     def send(self) -> None:
-        from chatapp.tasks import execute_run
+        # By name: services never import the tasks module (imports run one way, see
+        # tests/web/test_import_layers.py).
+        from chatapp.celery import EXECUTE_RUN, app
 
         try:
-            execute_run.delay(self.run_id)
+            app.send_task(EXECUTE_RUN, args=(self.run_id,))
             self.sent = True
         except Exception:  # noqa: BLE001 - broker errors come from kombu, redis or sockets alike
             self.sent = False

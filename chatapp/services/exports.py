@@ -16,10 +16,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from chatapp import costs
 from chatapp.audit import record
 from chatapp.models import Conversation, Message, Run, ShareLink
 from chatapp.redaction import redact
-from chatapp.services import branches, costs
+from chatapp.services import branches
 from chatapp.services.trace import run_trace
 
 FORMAT = "clearloop.conversation/1"

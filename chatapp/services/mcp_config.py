@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import cast
 
 from agent.mcp import McpServerConfig
+from agent.mcp.config import TransportKind
 from chatapp.models import McpServer
 from chatapp.redaction import register_secret
 from chatapp.services import mcp_oauth
@@ -39,7 +41,7 @@ def _auth(server: McpServer):
 def to_config(server: McpServer) -> McpServerConfig:
     return McpServerConfig(
         name=server.name,
-        transport=server.transport,
+        transport=cast(TransportKind, server.transport),  # one of McpServer.transport's choices
         command=server.command or None,
         args=tuple(str(a) for a in server.args or ()),
         env=_resolve(server.env),

@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 
 from agent.mcp import McpConfigError, McpServerConfig, dump_mcp_servers, parse_mcp_servers
+from agent.mcp.config import TransportKind
 from chatapp.models import McpServer
 from chatapp.services.mcp_config import ENV_PREFIX
 
@@ -112,7 +113,7 @@ def export_servers(rows: Iterable[McpServer], *, include_secrets: bool = False) 
             configs.append(
                 McpServerConfig(
                     name=row.name,
-                    transport=row.transport,
+                    transport=cast(TransportKind, row.transport),
                     command=row.command or None,
                     args=tuple(str(a) for a in row.args or ()),
                     env=env,

@@ -56,12 +56,14 @@ class SignInFailed(Exception):
 
 
 def _grant(server_id: int, user_id: int | None) -> McpOAuthGrant:
-    grant, _ = McpOAuthGrant.objects.get_or_create(server_id=server_id, user_id=user_id)
+    # user_id None selects the shared grant (IS NULL), which the stubs do not allow for.
+    grant, _ = McpOAuthGrant.objects.get_or_create(server_id=server_id, user_id=user_id)  # type: ignore[misc]
     return grant
 
 
 def read_tokens(server_id: int, user_id: int | None) -> OAuthToken | None:
-    grant = McpOAuthGrant.objects.filter(server_id=server_id, user_id=user_id).first()
+    # user_id None selects the shared grant (IS NULL), which the stubs do not allow for.
+    grant = McpOAuthGrant.objects.filter(server_id=server_id, user_id=user_id).first()  # type: ignore[misc]
     if grant is None or not grant.tokens_encrypted:
         return None
     stored = json.loads(decrypt(grant.tokens_encrypted))
@@ -84,7 +86,8 @@ def write_tokens(server_id: int, user_id: int | None, tokens: OAuthToken) -> Non
 
 
 def read_client_info(server_id: int, user_id: int | None) -> OAuthClientInformationFull | None:
-    grant = McpOAuthGrant.objects.filter(server_id=server_id, user_id=user_id).first()
+    # user_id None selects the shared grant (IS NULL), which the stubs do not allow for.
+    grant = McpOAuthGrant.objects.filter(server_id=server_id, user_id=user_id).first()  # type: ignore[misc]
     if grant is None or not grant.client_info_encrypted:
         return None
     info = OAuthClientInformationFull.model_validate_json(decrypt(grant.client_info_encrypted))
@@ -164,8 +167,8 @@ def resume_waiting(user_id: int | None) -> list[int]:
     from django.db import transaction
 
     from chatapp.models import Run
-    from chatapp.services.approvals import _append_event, publish
     from chatapp.services.dispatch import enqueue_on_commit
+    from chatapp.services.run_lifecycle import move_locked
 
     waiting = Run.objects.filter(status=Run.Status.AWAITING_SIGN_IN, cancel_requested=False)
     if user_id is not None:
@@ -176,12 +179,9 @@ def resume_waiting(user_id: int | None) -> list[int]:
             run = Run.objects.select_for_update().filter(pk=run_id).first()
             if run is None or run.status != Run.Status.AWAITING_SIGN_IN or run.lease_owner:
                 continue
-            run.status = Run.Status.QUEUED
-            run.deliveries = 0  # a clean pause, not a crash (as after an approval)
-            run.save(update_fields=["status", "deliveries"])
-            frame = _append_event(run, "status", {"status": Run.Status.QUEUED})
+            # A clean pause, not a crash (as after an approval): the poison count starts afresh.
+            move_locked(run, Run.Status.QUEUED, deliveries=0)
             enqueue_on_commit(run.pk)
-            transaction.on_commit(lambda r=run, f=frame: publish(r.conversation_id, f))
         resumed.append(run_id)
     return resumed
 

@@ -103,7 +103,8 @@ def start_completion(user: Any, body: dict[str, Any]) -> Started:
     """Check the request, store the conversation, start the run (the browser's path, start_run)."""
     provider, model = resolve_model(str(body.get("model") or ""))
     earlier, text = split_messages(body.get("messages") or [])
-    extension = body.get(EXTENSION) if isinstance(body.get(EXTENSION), dict) else {}
+    raw_extension = body.get(EXTENSION)
+    extension: dict[str, Any] = raw_extension if isinstance(raw_extension, dict) else {}
     conversation_id = extension.get("conversation_id")
     with transaction.atomic():
         if conversation_id is not None:

@@ -19,7 +19,7 @@ def ensure_env_providers() -> None:
                 "label": "Demo model",
                 "kind": ProviderConfig.Kind.OPENAI_CHAT,
                 "preset": "demo",
-                "base_url": settings.DEMO_MODEL_URL,
+                "base_url": str(settings.DEMO_MODEL_URL),
                 "model": "clearloop-demo",
                 "context_window": 32_000,
                 "max_output_tokens": 2048,
@@ -34,7 +34,7 @@ def ensure_env_providers() -> None:
             name="openai",
             defaults={
                 **settings.OPENAI_PROVIDER,
-                "base_url": settings.OPENAI_BASE_URL,
+                "base_url": str(settings.OPENAI_BASE_URL),
                 "model": settings.OPENAI_MODEL,
                 "api_key_env": "OPENAI_API_KEY",
             },
@@ -44,7 +44,7 @@ def ensure_env_providers() -> None:
             name="anthropic",
             defaults={
                 **settings.ANTHROPIC_PROVIDER,
-                "base_url": settings.ANTHROPIC_BASE_URL,
+                "base_url": str(settings.ANTHROPIC_BASE_URL),
                 "model": settings.ANTHROPIC_MODEL,
                 "api_key_env": "ANTHROPIC_API_KEY",
             },

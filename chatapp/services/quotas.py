@@ -20,15 +20,10 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
 
-from chatapp.models import ModelPrice, Quota, Round, Run
+from chatapp.models import Quota, Round, Run
+from chatapp.models.quotas import BUDGETS
 from chatapp.services.limits import LimitReached
 
-BUDGETS = {
-    "tokens_per_day": ("tokens", "day"),
-    "tokens_per_month": ("tokens", "month"),
-    "cost_per_day": ("cost", "day"),
-    "cost_per_month": ("cost", "month"),
-}
 IN_FLIGHT = (Run.Status.QUEUED, Run.Status.RUNNING)
 
 
@@ -68,7 +63,7 @@ class BudgetState:
     def amount(self, value: Decimal | int) -> str:
         if self.what == "tokens":
             return f"{int(value):,} tokens"
-        from chatapp.services.costs import money
+        from chatapp.costs import money
 
         return money(Decimal(value))
 
@@ -77,7 +72,7 @@ class BudgetState:
         if self.quota.user_id:
             return "your quota"
         together = "together" if self.quota.shared else "each member"
-        return f"the quota of group {self.quota.group.name} ({together})"
+        return f"the quota of group {_group_name(self.quota)} ({together})"
 
     @property
     def when(self) -> str:
@@ -102,42 +97,6 @@ class BudgetState:
 
 
 # --- settings an admin may not save ---------------------------------------------------------
-
-
-def quota_problems(quota: Quota) -> dict[str, str]:
-    """Reasons a quota makes no sense, per field (the admin shows them beside the fields)."""
-    problems: dict[str, str] = {}
-    if bool(quota.user_id) == bool(quota.group_id):
-        problems["user"] = "Choose either a user or a group."
-    if quota.shared and not quota.group_id:
-        problems["shared"] = "Only a group's quota can be shared by its members."
-    values = {f: getattr(quota, f) for f in BUDGETS} | {
-        "max_concurrent_runs": quota.max_concurrent_runs,
-        "messages_per_minute": quota.messages_per_minute,
-    }
-    for field, value in values.items():
-        if value is not None and value < 0:
-            problems[field] = "A limit cannot be negative."
-    if all(v is None for v in values.values()):
-        problems["tokens_per_day"] = "Set at least one limit (an empty field means no limit)."
-    for what in ("tokens", "cost"):
-        day, month = values[f"{what}_per_day"], values[f"{what}_per_month"]
-        if day is not None and month is not None and day > month:
-            problems[f"{what}_per_day"] = f"The daily {what} limit is above the monthly one."
-    costs = values["cost_per_day"] is not None or values["cost_per_month"] is not None
-    if costs and not _any_price():
-        problems["cost_per_day"] = (
-            "There are no prices in the price table (admin → Model prices), so no round has a cost "
-            "and a cost budget could never be reached. Enter the prices first, or use token limits."
-        )
-    return problems
-
-
-def _any_price() -> bool:
-    fields = ("input", "output", "cached_read", "cache_write", "reasoning")
-    return ModelPrice.objects.filter(
-        Q(*[Q(**{f"{f}__isnull": False}) for f in fields], _connector=Q.OR)
-    ).exists()
 
 
 # --- usage ------------------------------------------------------------------------------------
@@ -172,7 +131,7 @@ def applicable(user: Any) -> list[Quota]:
 
 
 def counted_users(quota: Quota, user: Any) -> list[int]:
-    if quota.group_id and quota.shared:
+    if quota.group is not None and quota.shared:
         return list(quota.group.user_set.values_list("pk", flat=True))
     return [user.pk]
 
@@ -212,7 +171,7 @@ def check_run_start(user_id: int) -> None:
             flight=Count("pk", filter=Q(status__in=IN_FLIGHT)),
             minute=Count("pk", filter=Q(created_at__gte=since)),
         )
-        whose = "your quota" if quota.user_id else f"the quota of group {quota.group.name}"
+        whose = "your quota" if quota.user_id else f"the quota of group {_group_name(quota)}"
         if quota.max_concurrent_runs is not None and counts["flight"] >= quota.max_concurrent_runs:
             raise LimitReached(
                 f"{counts['flight']} answers are in progress; {whose} allows {quota.max_concurrent_runs} "
@@ -329,3 +288,7 @@ def usage_report() -> list[UsageRow]:
         ids = [u.pk for u in group.user_set.all()]
         rows.append(row("group", group.name, ids, quotas_by_group.get(group.pk)))
     return rows
+
+
+def _group_name(quota: Quota) -> str:
+    return quota.group.name if quota.group is not None else "?"

@@ -14,6 +14,7 @@ from chatapp.services.errors import MessageRejected, ProviderUnavailable, RunAlr
 from chatapp.services.images import image_parts
 from chatapp.services.limits import check_model, check_user_limits
 from chatapp.services.providers import default_provider
+from chatapp.services.run_lifecycle import move_locked
 from chatapp.stop_signal import announce
 
 
@@ -35,8 +36,8 @@ def check_message(text: str) -> str:
 
 
 def provider_for(conversation: Conversation) -> ProviderConfig:
-    if conversation.provider_id:
-        provider = conversation.provider
+    provider = conversation.provider
+    if provider is not None:
         if provider.enabled:
             return provider
         # Never a silent switch to another model: the person chose this one.
@@ -161,16 +162,11 @@ def request_cancel(run: Run) -> None:
     if Run.objects.filter(pk=run.pk, status__in=ACTIVE_STATUSES).update(cancel_requested=True):
         # The worker driving it hears it at once (chatapp/worker/cancels.py).
         transaction.on_commit(lambda: announce(run.pk))
-    # A run waiting for approval or a sign-in holds no worker: nobody else would ever notice the cancel.
-    from chatapp.services.approvals import _append_event, publish
-    from chatapp.worker.store import finish_run
-
+    # A run that no worker holds (queued, or waiting for an approval or a sign-in) would never notice
+    # the cancel: stop it here; the move's status frame tells every open page.
     with transaction.atomic():
         locked = Run.objects.select_for_update().filter(pk=run.pk).first()
-        parked = ("queued", "awaiting_approval", "awaiting_sign_in")
+        parked = (Run.Status.QUEUED, Run.Status.AWAITING_APPROVAL, Run.Status.AWAITING_SIGN_IN)
         if locked and locked.status in parked and not locked.lease_owner:
-            finish_run(run.pk, Run.Status.CANCELLED, error="Stopped by the user.")
-            # No worker will say so: every open page (the user's tabs) learns it from this frame.
-            frame = _append_event(locked, "status", {"status": Run.Status.CANCELLED})
-            transaction.on_commit(lambda: publish(locked.conversation_id, frame))
+            move_locked(locked, Run.Status.CANCELLED, error="Stopped by the user.")
     run.refresh_from_db()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatapp import costs
 from chatapp.models import Run
 from chatapp.redaction import shown
-from chatapp.services import costs
 
 
 def _dt(value: Any) -> str | None:

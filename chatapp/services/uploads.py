@@ -29,7 +29,7 @@ from chatapp.audit import record
 from chatapp.models import Conversation, Upload
 from chatapp.services.extraction import EXTRACTABLE, ExtractionFailed, extract_text
 from chatapp.services.workspace_files import _walk, root_of
-from chatapp.worker.toolboxes import prepare_workspace
+from chatapp.workspaces import prepare_workspace
 
 MAX_NAME_BYTES = 180
 IMAGE_TYPES = {"png": "PNG", "jpg": "JPEG", "jpeg": "JPEG", "gif": "GIF", "webp": "WEBP"}
@@ -166,7 +166,7 @@ def store_uploads(convo: Conversation, files: Sequence[Any], user: Any) -> Store
                 result.warnings.append(f"{row.name} was stored, but its text could not be extracted: {exc}.")
                 continue
             sibling = ContentFile(text.encode("utf-8"), name=f"{row.name}.txt")
-            result.uploads.append(_store_one(convo, root, sibling.name, sibling, user, source=row.name))
+            result.uploads.append(_store_one(convo, root, f"{row.name}.txt", sibling, user, source=row.name))
     return result
 
 

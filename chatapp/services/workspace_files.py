@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from django.db import transaction
 from django.utils import timezone
@@ -162,7 +162,7 @@ def zip_stream(convo: Conversation) -> Iterator[bytes]:
     """
     sink = _Sink()
     root = root_of(convo)
-    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as archive:  # type: ignore[arg-type]
+    with zipfile.ZipFile(cast(BinaryIO, sink), "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for rel, _ in list(_walk(root)) if root.is_dir() else []:
             try:
                 handle, st, _ = open_for_reading(convo, rel)

@@ -57,6 +57,6 @@ def ms(value: float | None) -> str:
 @register.filter
 def round_cost(value: Any) -> str:
     """A round's cost, or "unknown (why)": an unknown cost is never shown as zero."""
-    from chatapp.services.costs import round_label
+    from chatapp.costs import round_label
 
     return round_label(value)

@@ -83,9 +83,10 @@ class KeyAuth(HttpBearer):
 
 def require_scope(request: HttpRequest, *scopes: str) -> None:
     """The key must hold one of ``scopes`` (a browser session, where an operation takes one, has them all)."""
-    if not isinstance(request.auth, ApiKey):
+    auth = getattr(request, "auth", None)  # set by django-ninja's authentication
+    if not isinstance(auth, ApiKey):
         return
-    held = set(request.auth.scopes or [])
+    held = set(auth.scopes or [])
     if not held & set(scopes):
         raise ApiError(
             403,

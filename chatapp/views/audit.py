@@ -13,19 +13,21 @@ from typing import Any
 
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from chatapp import costs
 from chatapp.access import is_auditor
 from chatapp.audit import record
 from chatapp.audit.filters import RunFilter, filtered_runs
 from chatapp.audit.otel import run_to_otel
 from chatapp.models import AuditEvent, Run, RunEvent, ToolCall
 from chatapp.redaction import redact, shown
-from chatapp.services import costs
 from chatapp.services.trace import run_trace
 from chatapp.views.display import round_reasoning
+from chatapp.views.htmx import HtmxHttpRequest
 
 RUNS_PER_PAGE = 25
 EVENTS_PER_PAGE = 100
@@ -35,9 +37,9 @@ def may_audit(user: Any) -> bool:
     return bool(user.is_authenticated and user.is_active and (user.is_superuser or is_auditor(user)))
 
 
-def auditor_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+def auditor_required(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not may_audit(request.user):
             raise Http404("No such page")
         return view(request, *args, **kwargs)
@@ -60,7 +62,7 @@ def pretty_text(text: str) -> str:
 
 @auditor_required
 @require_GET
-def runs(request: HttpRequest) -> HttpResponse:
+def runs(request: HtmxHttpRequest) -> HttpResponse:
     form = RunFilter(request.GET)
     selected = filtered_runs(form)
     page = Paginator(selected, RUNS_PER_PAGE).get_page(request.GET.get("page"))
@@ -129,7 +131,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @auditor_required
 @require_GET
-def export_jsonl(request: HttpRequest) -> HttpResponse:
+def export_jsonl(request: HttpRequest) -> HttpResponseBase:
     form = RunFilter(request.GET)
     if not form.is_valid():
         return HttpResponse(form.errors.as_text(), status=400, content_type="text/plain; charset=utf-8")

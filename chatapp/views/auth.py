@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import requests
 from allauth.socialaccount.providers.openid_connect import views as oidc_views
@@ -21,9 +22,10 @@ def _allow_forms_to_providers(request: HttpRequest, response: HttpResponse) -> H
     redirects of a form submission, so this page (only) lists the providers' origins there too."""
     origins = sso.provider_origins(request)
     if origins:
-        config = {**settings.SECURE_CSP}
+        config: dict[str, Any] = {**settings.SECURE_CSP}
         config["form-action"] = [*config.get("form-action", []), *origins]
-        response._csp_config = config
+        # Django 6's CSP middleware reads a per-response override from this attribute.
+        setattr(response, "_csp_config", config)  # noqa: B010
     return response
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chatapp.costs import cost_label, total_of_values
 from chatapp.models import Conversation, Round
-from chatapp.services.costs import cost_label, total_of_values
 
 WIDTH, HEIGHT, PAD = 600, 160, 24
 

@@ -11,7 +11,16 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from chatapp.access import is_auditor, owned_conversation_or_404, refuse_auditors, viewable_run_or_404
-from chatapp.models import ACTIVE_STATUSES, Conversation, Message, ProviderConfig, Run, ToolLink
+from chatapp.frames import kinds_for_js
+from chatapp.models import (
+    ACTIVE_STATUSES,
+    TERMINAL_STATUSES,
+    Conversation,
+    Message,
+    ProviderConfig,
+    Run,
+    ToolLink,
+)
 from chatapp.services import branches, links
 from chatapp.services import conversations as conversations_service
 from chatapp.services.errors import ChatError, RunAlreadyActive
@@ -23,9 +32,20 @@ from chatapp.services.workspace_files import list_files
 from chatapp.views.charts import usage_bars
 from chatapp.views.display import conversation_items
 from chatapp.views.examples import examples
+from chatapp.views.htmx import HtmxHttpRequest, is_htmx
 from chatapp.views.toggles import save_toggles, tool_toggles
 
 PAGE = "chat/page.html"
+
+
+def frame_protocol() -> dict:
+    """What ``chat.js`` must agree on with the server, rendered into the page (``json_script``): the
+    frame kinds, the run statuses' labels as the page shows them, and which statuses are final."""
+    return {
+        "kinds": kinds_for_js(),
+        "labels": dict(Run.Status.choices),
+        "terminal": sorted(TERMINAL_STATUSES),
+    }
 
 
 def _sidebar(request: HttpRequest) -> dict:
@@ -40,7 +60,7 @@ def _sidebar(request: HttpRequest) -> dict:
 
 @login_required
 @require_GET
-def home(request: HttpRequest) -> HttpResponse:
+def home(request: HtmxHttpRequest) -> HttpResponse:
     if is_auditor(request.user) and not request.user.is_superuser:
         return redirect("audit:runs")
     context = _sidebar(request)
@@ -49,7 +69,7 @@ def home(request: HttpRequest) -> HttpResponse:
     deleted = request.GET.get("deleted", "")
     if deleted.isdigit():
         context["deleted"] = Conversation.objects.filter(
-            pk=int(deleted), owner=request.user, deleted_at__isnull=False
+            pk=int(deleted), owner_id=request.user.pk, deleted_at__isnull=False
         ).first()
     context.update(conversation=None, default_label=default_label(), examples=examples())
     return render(request, PAGE, context)
@@ -68,7 +88,7 @@ def start_conversation(request: HttpRequest) -> HttpResponse:
     except ChatError as error:
         return _refused(request, error)
     target = reverse("conversation", args=[convo.pk])
-    if request.htmx:
+    if is_htmx(request):
         response = HttpResponse(status=204)
         response["HX-Redirect"] = target
         return response
@@ -100,6 +120,7 @@ def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
         "budget_lines": shown_to_user(request.user),
         "files": list_files(convo),
         **upload_limits(),
+        "frame_protocol": frame_protocol(),
     }
     return render(request, PAGE, context)
 
@@ -163,7 +184,7 @@ def answer_link(request: HttpRequest, run_id: int, link_id: int, action: str) ->
 
 def _to_conversation(request: HttpRequest, convo: Conversation) -> HttpResponse:
     """After a change of branch the whole exchange list changes: htmx reloads the page."""
-    if request.htmx:
+    if is_htmx(request):
         response = HttpResponse(status=204)
         response["HX-Redirect"] = reverse("conversation", args=[convo.pk])
         return response
@@ -246,7 +267,7 @@ def rename(request: HttpRequest, conversation_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def delete(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def delete(request: HtmxHttpRequest, conversation_id: int) -> HttpResponse:
     """Soft delete (the page asked for confirmation); the home page offers Undo."""
     convo = owned_conversation_or_404(request.user, conversation_id)
     conversations_service.delete(convo, request.user)
@@ -286,8 +307,8 @@ def conversation_settings(request: HttpRequest, conversation_id: int) -> HttpRes
     except ChatError as error:
         return _picker_status(request, convo, error=str(error))
     if model and not model_allowed(chosen, model):
-        error = f"The model {model!r} is not offered by {chosen}; the setting was not changed."
-        return _picker_status(request, convo, error=error)
+        refused = f"The model {model!r} is not offered by {chosen}; the setting was not changed."
+        return _picker_status(request, convo, error=refused)
     convo.model_override = model
     save_toggles(convo, request.POST)
     convo.save(update_fields=["provider", "model_override", "tool_settings", "updated_at"])
@@ -298,7 +319,7 @@ def _picker_status(
     request: HttpRequest, convo: Conversation, *, saved: str = "", error: str = ""
 ) -> HttpResponse:
     """The model menu applies on change (htmx): the answer is one line beside it, saved or why not."""
-    if not request.htmx:
+    if not is_htmx(request):
         return redirect("conversation", conversation_id=convo.pk)
     context = {"picker_saved": saved, "picker_error": error}
     return render(request, f"{PAGE}#picker-status", context, status=422 if error else 200)

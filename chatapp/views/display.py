@@ -10,13 +10,13 @@ from urllib.parse import urlsplit
 from django.utils.safestring import SafeString, mark_safe
 
 from agent.replay import blocks_from_dicts, opaque_size
+from chatapp.costs import CostTotal, total_of
 from chatapp.markdown import render_markdown
 from chatapp.models import Conversation, Message, Run, ToolLink
 from chatapp.redaction import redact_text
 from chatapp.services import branches, mcp_oauth, policies
 from chatapp.services.approvals import approver_for
 from chatapp.services.branches import Position
-from chatapp.services.costs import CostTotal, total_of
 from chatapp.services.workspace_files import FILE_WRITERS, written_path
 from chatapp.views.failures import Failure, explain
 from chatapp.views.timeline import timeline
@@ -46,26 +46,32 @@ class Exchange:
 def _exchange(run: Run, include_user: bool) -> Exchange:
     answer = Message.objects.filter(run=run, role=Message.Role.ASSISTANT).order_by("-id").first()
     html = mark_safe(render_markdown(answer.content)) if answer else None  # noqa: S308 - nh3-sanitised
+    # A run stopped or failed mid-answer keeps what was written, marked partial (store._fail).
     rounds = list(run.rounds.all())
     calls: dict[int, list[Any]] = {}
     root = workspace_path(run.conversation.owner_id, run.conversation_id)
     written: list[str] = []
     all_calls = list(run.tool_calls.all())
     for call in all_calls:
-        call.brief = brief_arguments(call.arguments)
+        setattr(call, "brief", brief_arguments(call.arguments))  # noqa: B010 - for the template
         calls.setdefault(call.round_index, []).append(call)
-        call.file_path = None
-        if call.name in FILE_WRITERS and call.status == "succeeded":
-            call.file_path = written_path(root, call.arguments)
-            if call.file_path and call.file_path not in written:
-                written.append(call.file_path)
+        path = (
+            written_path(root, call.arguments)
+            if call.name in FILE_WRITERS and call.status == "succeeded"
+            else None
+        )
+        setattr(call, "file_path", path)  # noqa: B010 - shown by the template; not a column
+        if path and path not in written:
+            written.append(path)
     for r in rounds:
-        r.calls = calls.get(r.index, [])
-        r.reasoning = round_reasoning(r.response)
+        # Shown beside the round in the template; not columns.
+        setattr(r, "calls", calls.get(r.index, []))  # noqa: B010
+        setattr(r, "reasoning", round_reasoning(r.response))  # noqa: B010
     return Exchange(
         user=run.user_message if include_user else None,
         run=run,
         answer_html=html,
+        answer_partial=bool(answer and answer.partial),
         rounds=rounds,
         calls_by_round=calls,
         cost=total_of(rounds),
@@ -113,9 +119,11 @@ def link_view(link: ToolLink) -> ToolLink:
     only http(s) links are clickable; the host is shown apart (subdomain spoofing) and punycode
     (``xn--``) is flagged."""
     parts = urlsplit(link.url)
-    link.safe = parts.scheme in ("http", "https") and bool(parts.hostname)
-    link.host = parts.hostname or ""
-    link.punycode = "xn--" in link.host
+    host = parts.hostname or ""
+    # Shown beside the link in the template; not columns.
+    setattr(link, "safe", parts.scheme in ("http", "https") and bool(host))  # noqa: B010
+    setattr(link, "host", host)  # noqa: B010
+    setattr(link, "punycode", "xn--" in host)  # noqa: B010
     return link
 
 

@@ -10,6 +10,7 @@ import mimetypes
 
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
@@ -66,7 +67,7 @@ def panel(request: HttpRequest, conversation_id: int) -> HttpResponse:
 
 @login_required
 @require_GET
-def download(request: HttpRequest, conversation_id: int, path: str) -> HttpResponse:
+def download(request: HttpRequest, conversation_id: int, path: str) -> HttpResponseBase:
     convo = viewable_conversation_or_404(request.user, conversation_id)
     try:
         handle, _, safe = open_for_reading(convo, path)
@@ -80,7 +81,7 @@ def download(request: HttpRequest, conversation_id: int, path: str) -> HttpRespo
 
 @login_required
 @require_GET
-def raw_image(request: HttpRequest, conversation_id: int, path: str) -> HttpResponse:
+def raw_image(request: HttpRequest, conversation_id: int, path: str) -> HttpResponseBase:
     convo = viewable_conversation_or_404(request.user, conversation_id)
     kind = INLINE_IMAGES.get(_suffix(path))
     if kind is None:
@@ -129,7 +130,7 @@ def _highlighted(name: str, text: str) -> str:
 
 @login_required
 @require_GET
-def download_all(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def download_all(request: HttpRequest, conversation_id: int) -> HttpResponseBase:
     convo = viewable_conversation_or_404(request.user, conversation_id)
     response = StreamingHttpResponse(zip_stream(convo), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="conversation-{convo.pk}-files.zip"'

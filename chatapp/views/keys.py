@@ -40,7 +40,7 @@ def key_list(request: HttpRequest) -> HttpResponse:
         except api_keys.KeyRefused as error:
             context["error"] = str(error)
             status = 422
-    context["keys"] = ApiKey.objects.filter(user=request.user)
+    context["keys"] = ApiKey.objects.filter(user_id=request.user.pk or 0)
     response = render(request, "keys/list.html", context, status=status)
     response["Cache-Control"] = "no-store"  # the page holding a new key is never cached
     return response

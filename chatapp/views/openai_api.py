@@ -20,6 +20,7 @@ from chatapp.models import Run
 from chatapp.services import openai_compat as oc
 from chatapp.services import run_events
 from chatapp.views.api_auth import ApiError, require_scope
+from chatapp.views.htmx import api_key
 
 router = Router(tags=["OpenAI-compatible"])
 KEEPALIVE_EVERY = 15
@@ -77,7 +78,7 @@ async def chat_completions(request: HttpRequest, body: ChatCompletionIn) -> Any:
             "clearloop runs its own tools (the key owner's); client-side tools are not accepted.",
             "tools_not_supported",
         )
-    started = await sync_to_async(oc.start_completion)(request.auth.user, body.model_dump())
+    started = await sync_to_async(oc.start_completion)(api_key(request).user, body.model_dump())
     if body.stream:
         usage = bool(body.stream_options and body.stream_options.include_usage)
         response = StreamingHttpResponse(_stream(started, usage), content_type="text/event-stream")

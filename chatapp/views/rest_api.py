@@ -13,9 +13,10 @@ import json
 import mimetypes
 from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from channels.db import database_sync_to_async as sync_to_async
+from django.contrib.auth.models import User
 from django.http import FileResponse, HttpRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
@@ -29,6 +30,7 @@ from chatapp.services.providers import default_provider
 from chatapp.services.runs import request_cancel, start_run
 from chatapp.services.trace import run_summary, run_trace
 from chatapp.views.api_auth import ApiError, KeyAuth, require_scope
+from chatapp.views.htmx import api_key
 
 router = Router(tags=["clearloop"])
 KEEPALIVE_EVERY = 15  # idle wake-ups (about a second each) between SSE comments
@@ -113,7 +115,7 @@ def _conversation_out(convo: Conversation) -> dict[str, Any]:
     return {
         "id": convo.pk,
         "title": convo.title,
-        "provider": convo.provider.name if convo.provider_id else None,
+        "provider": convo.provider.name if convo.provider is not None else None,
         "model": convo.model_override,
         "created_at": convo.created_at,
         "updated_at": convo.updated_at,
@@ -123,7 +125,9 @@ def _conversation_out(convo: Conversation) -> dict[str, Any]:
 @router.get("/conversations", response=list[ConversationOut], summary="Your conversations, newest first")
 def list_conversations(request: HttpRequest, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
     require_scope(request, "chat", "traces")
-    rows = Conversation.objects.filter(owner=request.user, deleted_at__isnull=True).select_related("provider")
+    rows = Conversation.objects.filter(owner_id=request.user.pk, deleted_at__isnull=True).select_related(
+        "provider"
+    )
     limit = max(1, min(limit, 200))
     return [_conversation_out(c) for c in rows[max(0, offset) : max(0, offset) + limit]]
 
@@ -142,7 +146,7 @@ def create_conversation(request: HttpRequest, body: ConversationIn) -> Status:
     if body.model and not model_allowed(provider or default_provider(), body.model):
         raise ApiError(422, f"The model {body.model!r} is not offered by that provider.", "model_not_allowed")
     convo = Conversation.objects.create(
-        owner=request.user,
+        owner=cast(User, request.user),  # authenticated: the API's auth refused anyone else
         title=body.title.strip() or "New conversation",
         provider=provider,
         model_override=body.model,
@@ -178,9 +182,11 @@ def _readable_conversation(request: HttpRequest, conversation_id: int) -> Conver
     convo = Conversation.objects.filter(pk=conversation_id).first()
     own = convo is not None and convo.owner_id == request.user.pk and not convo.deleted_at
     others = (
-        convo is not None and "traces" in request.auth.scopes and can_view_conversation(request.user, convo)
+        convo is not None
+        and "traces" in api_key(request).scopes
+        and can_view_conversation(request.user, convo)
     )
-    if not (own or others):
+    if convo is None or not (own or others):
         raise ApiError(404, "No such conversation.", "not_found")
     return convo
 
@@ -256,7 +262,7 @@ def get_trace(request: HttpRequest, run_id: int) -> dict[str, Any]:
 
 def _readable_run(request: HttpRequest, run_id: int) -> Run:
     run = viewable_run_or_404(request.user, run_id)
-    held = set(request.auth.scopes)
+    held = set(api_key(request).scopes)
     if "traces" not in held and run.conversation.owner_id != request.user.pk:
         raise ApiError(404, "No such run.", "not_found")  # chat scope: one's own runs only
     return run

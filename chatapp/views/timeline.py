@@ -24,7 +24,7 @@ def _ms(at: datetime, t0: datetime) -> float:
 
 
 def _events(run: Run) -> list[dict[str, Any]]:
-    return list(
+    rows = (
         RunEvent.objects.filter(run=run, type__in=KINDS)
         .order_by("seq")
         .values(
@@ -40,6 +40,7 @@ def _events(run: Run) -> list[dict[str, Any]]:
             "payload__duration_ms",
         )
     )
+    return [dict(row) for row in rows]
 
 
 def _round_row(rows: dict, index: int) -> dict[str, Any]:

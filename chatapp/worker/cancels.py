@@ -70,7 +70,7 @@ class CancelWatcher:
         from chatapp.stop_signal import channel_name
 
         while True:
-            client = aioredis.from_url(settings.REDIS_URL, socket_timeout=None)
+            client = aioredis.from_url(str(settings.REDIS_URL), socket_timeout=None)
             try:
                 async with client.pubsub() as pubsub:
                     await pubsub.subscribe(channel_name())

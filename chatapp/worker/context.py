@@ -9,15 +9,14 @@ import httpx
 
 from agent.context.budget import ContextLimits
 from agent.messages import Message as AgentMessage
-from agent.providers import profiles
 from agent.providers.base import Provider
-from agent.providers.knobs import Knobs
 from agent.providers.registry import build_provider
 from agent.providers.settings import ProviderSettings
 from agent.state import ApprovalDecision, RunState
-from chatapp.frames import event_from_row
+from chatapp import event_log
+from chatapp.event_codec import event_from_row
 from chatapp.models import Message, ProviderConfig, Run, RunEvent, ToolCall
-from chatapp.secrets import provider_key
+from chatapp.services.provider_settings import max_output_tokens, provider_settings
 from chatapp.worker.calibration import learned_ratios
 from chatapp.workspaces import workspace_path
 
@@ -44,43 +43,6 @@ class RunContext:
 
     def build_provider(self, http: httpx.AsyncClient) -> Provider:
         return build_provider(self.provider_settings, http)
-
-
-def provider_settings(config: ProviderConfig, model: str) -> ProviderSettings:
-    key = provider_key(config)
-    return ProviderSettings(
-        name=config.name,
-        kind=config.kind,
-        base_url=config.base_url,
-        model=model or config.model,
-        api_key=key,
-        preset=config.preset,
-        context_window=config.context_window,
-        max_output_tokens=config.max_output_tokens,
-        extra_headers=dict(config.extra_headers or {}),
-        capability_overrides=dict(config.capability_overrides or {}),
-        extra_body=dict(config.extra_body or {}),
-        knobs=config_knobs(config),
-        idle_timeout=config.idle_timeout,
-        total_timeout=config.total_timeout,
-        max_retries=config.max_retries,
-    )
-
-
-def config_knobs(config: ProviderConfig) -> Knobs:
-    return Knobs(
-        reasoning_effort=config.reasoning_effort or None,
-        thinking={"on": True, "off": False}.get(config.thinking),
-        thinking_budget=config.thinking_budget,
-    )
-
-
-def max_output_tokens(config: ProviderConfig, model: str) -> int:
-    """The admin's output limit, else the preset's default (thinking counts against it)."""
-    if config.max_output_tokens:
-        return config.max_output_tokens
-    caps = profiles.resolve(config.preset, model or config.model, config.capability_overrides or None)
-    return caps.default_max_output_tokens or 4096
 
 
 def branch_rows(run: Run) -> list[Message]:
@@ -138,10 +100,11 @@ def decisions(run: Run) -> list[ApprovalDecision]:
 def is_first_delivery(run: Run) -> bool:
     """Taken for the first time and nothing durable stored yet: no event, call or frame can exist.
 
-    A run resumed after an approval has a stored ``approval_requested`` (``last_seq`` > 0); one whose
-    worker died has been delivered before (``deliveries`` > 1).
+    The one row it has is the ``running`` status frame its lease wrote (``last_seq`` 1). A run resumed
+    after an approval has more (``approval_requested``, its moves); one whose worker died has been
+    delivered before (``deliveries`` > 1).
     """
-    return run.deliveries == 1 and run.last_seq == 0
+    return run.deliveries == 1 and run.last_seq <= 1
 
 
 def load_run_context(run_id: int) -> RunContext:
@@ -150,7 +113,7 @@ def load_run_context(run_id: int) -> RunContext:
     config = ProviderConfig.objects.get(name=run.provider_name)
     if is_first_delivery(run):
         state = RunState.rebuild(str(run.pk), history(run), [], decisions=[])
-        last_seq = 0
+        last_seq = run.last_seq
     else:
         stored = [
             event_from_row(e.type, e.payload)
@@ -159,10 +122,7 @@ def load_run_context(run_id: int) -> RunContext:
         state = RunState.rebuild(
             str(run.pk), history(run), [e for e in stored if e is not None], decisions=decisions(run)
         )
-        last_seq = max(
-            run.last_seq,
-            RunEvent.objects.filter(run=run).order_by("-seq").values_list("seq", flat=True).first() or 0,
-        )
+        last_seq = event_log.last_stored_seq(run.pk)
     workspace = workspace_path(run.conversation.owner_id, run.conversation_id)
     output = max_output_tokens(config, run.model)
     ratios = learned_ratios(run.provider_name, run.model)

@@ -18,7 +18,6 @@ from agent import events as ev
 from agent.loop import LoopSettings, NextStepInterruption, run_agent
 from agent.mcp import GATEWAY_TOOL
 from agent.providers.errors import ProviderError
-from chatapp.services.approvals import void_stale_approvals
 from chatapp.worker import links, store
 from chatapp.worker.context import RunContext, load_run_context
 from chatapp.worker.lease import renew_lease, taken_over
@@ -48,15 +47,9 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
             # Links a dead worker's calls were waiting on can no longer be answered (a run that
             # has stored nothing yet has none).
             await runtime.db(links.close_pending, run_id)
-        # The "running" frame is written while the toolbox is built, not before: the model is
-        # called sooner. It is awaited before anything else is emitted, so its seq comes first.
-        status = asyncio.ensure_future(recorder.publish_status("running"))
-        try:
-            provider = ctx.build_provider(await runtime.http_client())
-            toolbox = await build_toolbox(runtime, ctx)
-        finally:
-            await asyncio.wait({status})
-        status.result()
+        # The "running" status frame went out when the lease was taken (services/run_lifecycle.py).
+        provider = ctx.build_provider(await runtime.http_client())
+        toolbox = await build_toolbox(runtime, ctx)
         recorder.tool_infos = toolbox.infos
         await _void_stale_approvals(runtime, ctx, toolbox)
         # The workspace toolbox is rooted at this conversation's folder already (see toolboxes.py).
@@ -92,12 +85,13 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
         elif isinstance(await agent, NextStepInterruption):
             # Also when no new ApprovalRequested was emitted (e.g. an approval was voided): the run
             # waits, holding no worker, whatever state the last segment left it in.
-            await runtime.db(store.mark_awaiting_approval, run_id)
-            await recorder.publish_status("awaiting_approval")
+            await recorder.flush()
+            await recorder.publish_frames(await runtime.db(store.pause_for_approval, run_id, recorder.seqs))
     except SignInRequired as wait:
         # Like an approval wait: the run parks holding no worker; a sign-in's callback re-queues it.
-        await runtime.db(store.mark_awaiting_sign_in, run_id)
-        await recorder.publish_status("awaiting_sign_in", servers=wait.servers)
+        await recorder.flush()
+        moved = await runtime.db(store.pause_for_sign_in, run_id, recorder.seqs, wait.servers)
+        await recorder.publish_frames(moved)
     except Exception as exc:  # noqa: BLE001 - a bug must still end the run with a visible reason
         if isinstance(exc, store.LeaseLost) or await runtime.db(taken_over, run_id, lease):
             # Another worker drives the run now (this one was thought dead, or its lease lapsed while
@@ -137,7 +131,7 @@ async def _void_stale_approvals(runtime: WorkerRuntime, ctx: RunContext, toolbox
     await refresh_catalogues(await mcp_pool(runtime), servers)
     await toolbox.list_tools()  # fills toolbox.infos with the definitions offered right now
     hashes = {name: info.definition_hash for name, info in toolbox.infos.items()}
-    for call_id in await runtime.db(void_stale_approvals, ctx.run_id, hashes):
+    for call_id in await runtime.db(store.void_stale_approvals, ctx.run_id, hashes):
         ctx.state.decisions.pop(call_id, None)
 
 
@@ -201,7 +195,3 @@ async def _keep_lease(runtime: WorkerRuntime, run_id: int, lease: str, lost: asy
         if not renewed and await runtime.db(taken_over, run_id, lease):
             lost.set()
             return
-
-
-def describe(ctx: Any) -> str:  # pragma: no cover - debugging aid
-    return f"run {ctx.run_id} on {ctx.provider_name}"

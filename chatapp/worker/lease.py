@@ -14,8 +14,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from chatapp.models import Run
+from chatapp.services.run_lifecycle import move_locked
 from chatapp.worker.liveness import dead_workers, lease_owner, worker_of
-from chatapp.worker.store import finish_run
 
 RUNNABLE = (Run.Status.QUEUED, Run.Status.RUNNING)
 
@@ -57,8 +57,8 @@ def acquire_lease(run_id: int) -> str:
         poisoned = run.deliveries >= settings.RUN_MAX_DELIVERIES
         if poisoned:
             # Committed with this block: raising inside it would roll the failure back.
-            finish_run(
-                run_id,
+            move_locked(
+                run,
                 Run.Status.FAILED,
                 error_class="PoisonRun",
                 error=f"The run was started {run.deliveries} times and never finished (its worker kept "
@@ -72,12 +72,15 @@ def acquire_lease(run_id: int) -> str:
 
 
 def _take(run: Run, owner: str, now: datetime) -> None:
-    run.lease_owner = owner
-    run.lease_expires_at = now + timedelta(seconds=settings.RUN_LEASE_SECONDS)
-    run.deliveries += 1
-    run.status = Run.Status.RUNNING
-    run.started_at = run.started_at or now
-    run.save(update_fields=["lease_owner", "lease_expires_at", "deliveries", "status", "started_at"])
+    # The "running" status frame goes out when this commits.
+    move_locked(
+        run,
+        Run.Status.RUNNING,
+        lease_owner=owner,
+        lease_expires_at=now + timedelta(seconds=settings.RUN_LEASE_SECONDS),
+        deliveries=run.deliveries + 1,
+        started_at=run.started_at or now,
+    )
 
 
 def renew_lease(run_id: int, owner: str) -> bool:

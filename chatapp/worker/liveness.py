@@ -42,7 +42,7 @@ def beat(now: datetime | None = None) -> None:
     now = now or timezone.now()
     if not WorkerBeat.objects.filter(pk=WORKER_ID).update(beat_at=now):
         WorkerBeat.objects.create(
-            worker_id=WORKER_ID, queue=settings.CELERY_TASK_DEFAULT_QUEUE, started_at=now, beat_at=now
+            worker_id=WORKER_ID, queue=str(settings.CELERY_TASK_DEFAULT_QUEUE), started_at=now, beat_at=now
         )
 
 

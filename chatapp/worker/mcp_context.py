@@ -37,7 +37,7 @@ async def _pool() -> tuple[Any, list[str]]:
 async def _enabled_pool(server: str) -> Any:
     pool, enabled = await _pool()
     if server not in enabled:
-        raise UnknownServerError(f"MCP server {server!r} is not enabled")
+        raise UnknownServerError(server, "not enabled")
     return pool
 
 

@@ -17,8 +17,11 @@ from channels.layers import get_channel_layer
 
 from agent import events as ev
 from agent.toolbox import LinkAnswer, LinkRequest
+from chatapp import frames
+from chatapp.event_codec import event_payload, event_type
+from chatapp.event_log import Sequence
 from chatapp.frame_limits import fold_stored_delta, split_text
-from chatapp.frames import event_payload, event_type
+from chatapp.frames import Kind
 from chatapp.redaction import redact, redact_event, shown
 from chatapp.worker import crash, links, store
 from chatapp.worker.fanout import publish_many
@@ -84,8 +87,9 @@ class RunRecorder:
         self.runtime = runtime
         self.run_id = run_id
         self.lease = ""  # set by the driver; durable writes are refused once another worker holds it
-        self.group = f"conversation.{conversation_id}"
-        self.seq = start_seq
+        self.group = frames.group(conversation_id)
+        # The run's frame numbers: this worker owns them while it holds the lease (event_log.py).
+        self.seqs = Sequence(start_seq)
         self.coalesce = coalesce_ms / 1000
         self.layer = get_channel_layer()
         self._pending: list[ev.Event] = []
@@ -94,7 +98,6 @@ class RunRecorder:
         self._timer: asyncio.TimerHandle | None = None
         self._lock = asyncio.Lock()
         self.stopped = runtime.cancels.watch(run_id)  # set when the user stops the run
-        self.frames_published = 0
         self.partial_text: list[str] = []
         self.link_ids: list[int] = []  # ToolLinks this segment asked (links.py)
         # name -> ToolInfo of the tools offered in this run, so approvers see the exact definition.
@@ -140,21 +143,18 @@ class RunRecorder:
             pending, self._pending = self._pending, []
             self._last_flush = time.monotonic()
             for payload in split_text(merge_deltas(pending)):
-                await self._ephemeral("delta", fold_stored_delta(payload))
+                await self._ephemeral(Kind.DELTA, fold_stored_delta(payload))
 
     async def _ephemeral(self, kind: str, payload: dict[str, Any]) -> None:
         payload = redact(payload)
-        self.seq += 1
+        seq = self.seqs.next()
         started = time.monotonic()
         # Stored, then published, together with the frames of the worker's other runs.
-        await self.runtime.frames.put(LiveFrame(self.run_id, self.seq, kind, payload, self.group))
+        await self.runtime.frames.put(LiveFrame(self.run_id, seq, kind, payload, self.group))
         self._write_latency = time.monotonic() - started
-        self.frames_published += 1
 
     async def _durable(self, event: ev.Event) -> None:
-        async with self._lock:
-            self.seq += 1
-            seq = self.seq
+        seq = self.seqs.next()
         # The replay blocks are stored as received (they go back to the provider); what is logged
         # and published is the shown form.
         kind, payload = event_type(event), redact(event_payload(event), keep_replay=True)
@@ -169,13 +169,19 @@ class RunRecorder:
                 "hints": info.hints,
             }
             extra["definition_hash"] = info.definition_hash or ""
-        await self.runtime.db(
-            store.persist_durable, self.run_id, seq, kind, payload, event, extra, self.lease
+        moved = await self.runtime.db(
+            store.persist_durable, self.run_id, seq, kind, payload, event, extra, self.lease, self.seqs
         )
         crash.after_stored(kind, payload)
         visible = shown(payload)
         trace_log.info(structured(self.run_id, seq, kind, visible))
         await self._publish(seq, kind, visible)
+        # The status move the event made (waiting for approval, the end) follows it, in order.
+        await self.publish_frames(moved)
+
+    async def publish_frames(self, stored: list[frames.Frame]) -> None:
+        for item in stored:
+            await self._publish(item["seq"], item["type"], item["data"])
 
     async def _publish(self, seq: int, kind: str, payload: dict[str, Any]) -> None:
         message = LiveFrame(self.run_id, seq, kind, payload, self.group).message()
@@ -183,7 +189,6 @@ class RunRecorder:
             async with self.runtime.publish_slots:
                 # Through the same path as the batched frames: one clock orders all of them.
                 await publish_many(self.layer, [(self.group, message)])
-            self.frames_published += 1
         except Exception:  # noqa: BLE001 - Redis down: the frame is in the event log; clients back-fill
             logging.getLogger(__name__).warning("publishing a frame failed", exc_info=True)
 
@@ -195,12 +200,8 @@ class RunRecorder:
         # The page renders the link from its row; the frame says which, for whom and in what state.
         await self.flush()
         await self._ephemeral(
-            "link", {"id": link_id, "state": state, "call_id": request.call_id, "tool": request.tool}
+            Kind.LINK, {"id": link_id, "state": state, "call_id": request.call_id, "tool": request.tool}
         )
-
-    async def publish_status(self, status: str, **extra: Any) -> None:
-        await self.flush()
-        await self._ephemeral("status", {"status": status, **extra})
 
     async def stop_reason(self) -> str | None:
         """A budget used up since the run started (issue 13): the loop stops before the next round."""
@@ -222,7 +223,7 @@ def merge_deltas(events: list[ev.Event]) -> dict[str, Any]:
     calls: dict[int, dict[str, Any]] = {}
     round_index = 0
     for event in events:
-        round_index = event.round_index
+        round_index = getattr(event, "round_index", round_index)  # only deltas are batched
         if isinstance(event, ev.TextDelta):
             text.append(event.text)
         elif isinstance(event, ev.ReasoningDelta):

@@ -43,7 +43,21 @@ class WorkerRuntime:
         # Bounded below the channel layer's Redis connection pool: a burst of frames from hundreds of
         # runs waits for a slot instead of failing with "too many connections".
         self.publish_slots = asyncio.Semaphore(64)
+        # Frames published on commit from the DB threads (a lease taken, a poison run failed) leave
+        # through this loop's channel layer, like every other frame of this process.
+        from chatapp import frames
+
+        frames.use_publisher(self._publish_soon)
         self._lag_ticking = False
+
+    def _publish_soon(self, conversation_id: int, items: list[Any]) -> None:
+        from chatapp import frames
+
+        async def send() -> None:
+            async with self.publish_slots:
+                await frames.publish(conversation_id, items)
+
+        self.submit(send())
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
@@ -104,6 +118,9 @@ class WorkerRuntime:
     def close(self) -> None:
         if not self.loop.is_running():
             return
+        from chatapp import frames
+
+        frames.use_publisher(None)
         try:
             self.run(self._aclose(), timeout=30)
         finally:

@@ -1,4 +1,10 @@
-"""Synchronous writes of a run's durable events; called from the runtime's DB threads."""
+"""Synchronous writes of a run's events; called from the runtime's DB threads.
+
+``persist_durable`` writes a durable event's row and the domain rows it changes in one transaction,
+and returns the ``status`` frames of any move it made (the recorder publishes them right after the
+event's own frame, so the browser sees them in order). Status moves go through
+``services/run_lifecycle.py``; this module never writes ``Run.status`` itself.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +13,16 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
-from django.utils import timezone
 
 from agent import events as ev
+from chatapp import event_log
 from chatapp.audit import record
-from chatapp.models import Message, Round, Run, RunEvent, ToolCall
+from chatapp.frames import Frame, Kind
+from chatapp.models import TERMINAL_STATUSES, Message, Round, Run, RunEvent, ToolCall
 from chatapp.nul import without_nul
 from chatapp.pricing import price_for, round_cost
 from chatapp.redaction import redact as _redact
+from chatapp.services.run_lifecycle import move_locked
 from chatapp.worker import calibration
 
 
@@ -23,11 +31,8 @@ def redact(value: Any, *, keep_replay: bool = False) -> Any:
     return without_nul(_redact(value, keep_replay=keep_replay))
 
 
-def append_event(run_id: int, seq: int, kind: str, payload: dict[str, Any], durable: bool) -> None:
-    # Ephemeral frames use the "deltas" connection (no fsync wait, see settings.DELTA_DB).
-    using = "default" if durable else settings.DELTA_DB
-    payload = without_nul(payload)
-    RunEvent.objects.using(using).create(run_id=run_id, seq=seq, type=kind, payload=payload, durable=durable)
+def append_ephemeral(run_id: int, seq: int, kind: str, payload: dict[str, Any]) -> Frame:
+    return event_log.append(run_id, seq, kind, payload, durable=False)
 
 
 def append_events(rows: list[tuple[int, int, str, dict[str, Any]]]) -> None:
@@ -52,47 +57,87 @@ def persist_durable(
     event: ev.Event,
     extra: dict[str, Any] | None = None,
     lease: str = "",
-) -> None:
-    """Write the event row and the domain rows it changes in one transaction.
+    seqs: event_log.Sequence | None = None,
+) -> list[Frame]:
+    """Write the event row and the domain rows it changes in one transaction; return the status
+    frames of the move it made, if any (numbered from ``seqs``, the caller's, when given).
 
     With ``lease``, the run row is locked first and the write refused (``LeaseLost``) unless this
     lease still holds the run: a worker wrongly thought dead can never write over its successor.
     """
-    payload = without_nul(payload)
+    extra = extra or {}
     with transaction.atomic():
         if lease and not Run.objects.select_for_update().filter(pk=run_id, lease_owner=lease).exists():
             raise LeaseLost(f"run {run_id} is no longer held by {lease}")
-        RunEvent.objects.create(run_id=run_id, seq=seq, type=kind, payload=payload, durable=True)
-        Run.objects.filter(pk=run_id).update(last_seq=seq)
-        extra = extra or {}
+        event_log.append(run_id, seq, kind, payload, durable=True)
         if isinstance(event, ev.RunFailed):
-            _fail(run_id, event, extra.get("partial_text", ""))
-        elif isinstance(event, ev.ToolCallChanged):
+            return _fail(run_id, event, extra.get("partial_text", ""), seqs)
+        if isinstance(event, ev.ToolCallChanged):
             _store_tool_call(run_id, event, extra)
-        else:
-            _apply(run_id, event)
+        elif isinstance(event, ev.RoundFinished):
+            _store_round(run_id, event)
+        elif isinstance(event, ev.ApprovalRequested):
+            return _pause(run_id, seqs)
+        elif isinstance(event, ev.RunFinished):
+            return _finish(run_id, event, seqs)
+        return []
 
 
-def _fail(run_id: int, event: ev.RunFailed, partial_text: str) -> None:
-    run = Run.objects.get(pk=run_id)
+def _locked(run_id: int) -> Run:
+    return Run.objects.select_for_update().get(pk=run_id)
+
+
+def _fail(
+    run_id: int, event: ev.RunFailed, partial_text: str, seqs: event_log.Sequence | None
+) -> list[Frame]:
+    run = _locked(run_id)
+    if run.status in TERMINAL_STATUSES:
+        # A failure reported after the run ended (a stop racing the last event): the row records it,
+        # the outcome stands.
+        return []
     partial_text = redact(partial_text)
     if partial_text.strip():
         # What the model had written before the stop or the error is kept, marked as partial.
         _store_answer(run, partial_text, partial=True)
     cancelled = event.code == "cancelled" or (run.cancel_requested and event.error_class == "Cancelled")
     status = Run.Status.CANCELLED if cancelled else Run.Status.FAILED
-    finish_run(
-        run_id, status, error_class=event.error_class, error=redact(event.message), final_text=partial_text
+    frame = move_locked(
+        run,
+        status,
+        seqs=seqs,
+        publish=seqs is None,
+        # Errors are text from providers, tools and exceptions: redacted like everything stored (H2).
+        error_class=redact(event.error_class),
+        error=redact(event.message),
+        final_text=partial_text,
     )
+    return [frame]
 
 
-def _apply(run_id: int, event: ev.Event) -> None:
-    if isinstance(event, ev.RoundFinished):
-        _store_round(run_id, event)
-    elif isinstance(event, ev.ApprovalRequested):
-        Run.objects.filter(pk=run_id).update(status=Run.Status.AWAITING_APPROVAL)
-    elif isinstance(event, ev.RunFinished):
-        _finish(run_id, event)
+def _pause(run_id: int, seqs: event_log.Sequence | None) -> list[Frame]:
+    """The run waits for an approval, holding no worker."""
+    run = _locked(run_id)
+    if run.status != Run.Status.RUNNING:
+        return []  # paused already (this segment's earlier request), or stopped meanwhile
+    return [move_locked(run, Run.Status.AWAITING_APPROVAL, seqs=seqs, publish=seqs is None)]
+
+
+def pause_for_sign_in(run_id: int, seqs: event_log.Sequence | None, servers: Any) -> list[Frame]:
+    """An MCP server of the run needs a sign-in: the run waits, holding no worker, until the sign-in's
+    callback queues it again (services/mcp_oauth.py)."""
+    with transaction.atomic():
+        run = _locked(run_id)
+        if run.status != Run.Status.RUNNING:
+            return []
+        detail = {"servers": list(servers or [])}
+        return [move_locked(run, Run.Status.AWAITING_SIGN_IN, seqs=seqs, publish=seqs is None, detail=detail)]
+
+
+def pause_for_approval(run_id: int, seqs: event_log.Sequence | None = None) -> list[Frame]:
+    """The loop stopped to wait for decisions (also when no new request was emitted, e.g. after an
+    approval was voided): the run waits, whatever state the last segment left it in."""
+    with transaction.atomic():
+        return _pause(run_id, seqs)
 
 
 def _store_round(run_id: int, event: ev.RoundFinished) -> None:
@@ -117,12 +162,15 @@ def _store_round(run_id: int, event: ev.RoundFinished) -> None:
             "duration_ms": event.duration_ms,
             "cost": cost.amount,
             "cost_note": cost.note,
+            "compressions": _compressions(run_id, event.round_index),
         },
     )
     previous = (
         Round.objects.filter(run_id=run_id, index=event.round_index - 1).values("request", "usage").first()
     )
-    calibration.learn(run.provider_name, run.model or event.model, event, previous)
+    calibration.learn(
+        run.provider_name, run.model or event.model, event, dict(previous) if previous else None
+    )
     Run.objects.filter(pk=run_id).update(
         rounds_count=F("rounds_count") + 1,
         prompt_tokens=F("prompt_tokens") + (usage.get("prompt_tokens") or 0),
@@ -131,8 +179,16 @@ def _store_round(run_id: int, event: ev.RoundFinished) -> None:
     record("round_stored", run_id=run_id, subject=stored)
 
 
+def _compressions(run_id: int, round_index: int) -> list[dict[str, Any]]:
+    """The shrink steps taken to fit this round's request (R-CTX-2): their events come before the
+    round's row exists, so the round collects them when it is stored."""
+    rows = RunEvent.objects.filter(run_id=run_id, type=Kind.CONTEXT_COMPRESSED, durable=True).order_by("seq")
+    steps = [{k: v for k, v in row.payload.items() if k != "v"} for row in rows]
+    return [step for step in steps if step.get("round_index") == round_index]
+
+
 def _store_tool_call(run_id: int, event: ev.ToolCallChanged, extra: dict[str, Any]) -> None:
-    definition = {k: extra[k] for k in ("definition", "definition_hash") if k in extra}
+    definition: dict[str, Any] = {k: extra[k] for k in ("definition", "definition_hash") if k in extra}
     call, created = ToolCall.objects.update_or_create(
         run_id=run_id,
         round_index=event.round_index,
@@ -158,12 +214,12 @@ def _store_tool_call(run_id: int, event: ev.ToolCallChanged, extra: dict[str, An
     record("tool_call_status", run_id=run_id, subject=call)
 
 
-def _finish(run_id: int, event: ev.RunFinished) -> None:
-    run = Run.objects.get(pk=run_id)
+def _finish(run_id: int, event: ev.RunFinished, seqs: event_log.Sequence | None) -> list[Frame]:
+    run = _locked(run_id)
     text = redact(event.text)
     _store_answer(run, text, partial=event.partial)
     status = Run.Status.CANCELLED if event.partial and run.cancel_requested else Run.Status.SUCCEEDED
-    finish_run(run_id, status, final_text=text)
+    return [move_locked(run, status, seqs=seqs, publish=seqs is None, final_text=text)]
 
 
 def _store_answer(run: Run, text: str, *, partial: bool) -> None:
@@ -175,29 +231,6 @@ def _store_answer(run: Run, text: str, *, partial: bool) -> None:
         payload={"role": "assistant", "content": text},
         partial=partial,
     )
-
-
-def finish_run(run_id: int, status: str, **fields: Any) -> None:
-    # Errors are text from providers, tools and exceptions: redacted like everything else stored (H2).
-    fields = {k: redact(v) if isinstance(v, str) else v for k, v in fields.items()}
-    Run.objects.filter(pk=run_id).update(
-        status=status, finished_at=timezone.now(), lease_owner="", lease_expires_at=None, **fields
-    )
-    _close_undecided_calls(run_id, status)
-    record("run_finished", run_id=run_id, subject=Run.objects.get(pk=run_id))
-
-
-def _close_undecided_calls(run_id: int, status: str) -> None:
-    """A finished run's calls that still wait for a decision leave the approval queue: they will
-    never run, and approving them would only mislead (review I4)."""
-    waiting = ToolCall.objects.filter(run_id=run_id, status=ToolCall.Status.AWAITING_APPROVAL)
-    for call in waiting.select_for_update():
-        call.status = ToolCall.Status.DENIED
-        call.is_error = True
-        call.error_code = "run_ended"
-        call.result = f"The run ended ({status}) before this call was decided; it did not run."
-        call.save(update_fields=["status", "is_error", "error_code", "result", "updated_at"])
-        record("tool_call_status", run_id=run_id, subject=call)
 
 
 UNKNOWN_AFTER_STOP = "The run was stopped while this call was running; whether it took effect is unknown."
@@ -221,9 +254,35 @@ def mark_running_unknown(run_id: int) -> int:
     return marked
 
 
-def mark_awaiting_sign_in(run_id: int) -> None:
-    Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(status=Run.Status.AWAITING_SIGN_IN)
+def void_stale_approvals(run_id: int, current_hashes: dict[str, str | None]) -> list[str]:
+    """Approvals given for a tool definition that has changed since are void: ask again.
 
-
-def mark_awaiting_approval(run_id: int) -> None:
-    Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(status=Run.Status.AWAITING_APPROVAL)
+    Called by the worker before it executes approved calls. The approval is removed (the audit log
+    keeps it, with the reason it was voided) and the call waits for a new decision.
+    """
+    voided = []
+    calls = ToolCall.objects.filter(run_id=run_id, status=ToolCall.Status.APPROVED, approval__isnull=False)
+    for call in calls.select_related("approval__decided_by"):
+        now = current_hashes.get(call.name)
+        then = call.approval.definition_hash
+        if not (now and then) or now == then:
+            continue
+        with transaction.atomic():
+            record(
+                "approval_voided",
+                run_id=run_id,
+                payload={
+                    "call_id": call.call_id,
+                    "tool": call.name,
+                    "approved_by": call.approval.decided_by.get_username(),
+                    "approved_hash": then,
+                    "current_hash": now,
+                    "reason": "the tool's definition changed",
+                },
+            )
+            call.approval.delete()
+            ToolCall.objects.filter(pk=call.pk).update(
+                status=ToolCall.Status.AWAITING_APPROVAL, definition_hash=now
+            )
+        voided.append(call.call_id)
+    return voided

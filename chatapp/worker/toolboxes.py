@@ -7,7 +7,6 @@ description the model reads (R-LOOP-8).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from pathlib import Path
 from typing import Any
@@ -16,55 +15,15 @@ from django.conf import settings
 
 from agent.loop import PolicyDecision, ProposedCall
 from agent.mcp import GATEWAY_TOOL, McpPool, McpToolbox
-from agent.mcp.catalogue import definition_hash, exposed_name
-from agent.messages import ToolSpec
-from agent.toolbox import ToolContext, ToolInfo, ToolOutcome
+from agent.mcp.catalogue import exposed_name
+from agent.statuses import EXECUTED_CALL_STATUSES
 from agent.tools import CombinedToolbox, SqlToolbox, WorkspaceToolbox
 from chatapp.services import mcp_oauth, policies
 from chatapp.services.demo_database import sql_backend
 from chatapp.services.mcp_config import enabled_configs, user_configs
+from chatapp.services.policy_toolbox import PolicyToolbox
 from chatapp.worker.runtime import WorkerRuntime
-
-
-class PolicyToolbox:
-    """Applies policies and the conversation's toggles to what an inner toolbox offers."""
-
-    def __init__(self, inner: Any, rules: list, trusted: set[str], toggles: dict[str, Any]) -> None:
-        self.inner = inner
-        self.rules = rules
-        self.trusted = trusted
-        self.toggles = toggles or {}
-        self.effective: dict[str, policies.Rule] = {}
-        self.infos: dict[str, ToolInfo] = {}
-
-    def _offered(self, info: ToolInfo) -> bool:
-        servers = self.toggles.get("servers", {})
-        tools = self.toggles.get("tools", {})
-        if info.server and servers.get(info.server) is False:
-            return False
-        return tools.get(info.spec.name) is not False
-
-    async def list_tools(self) -> list[ToolInfo]:
-        offered = []
-        for info in await self.inner.list_tools():
-            rule = policies.match(self.rules, info.spec.name) or policies.default_rule(
-                info.risk, info.server, info.server in self.trusted, info.hints
-            )
-            self.effective[info.spec.name] = rule
-            if not rule.enabled or not self._offered(info) or info.disabled_reason:
-                continue
-            spec, digest = info.spec, info.definition_hash
-            if rule.description:
-                # The model reads the override, so approvals bind to it too.
-                spec = ToolSpec(spec.name, rule.description, spec.parameters)
-                digest = definition_hash(spec.name, spec.description, spec.parameters)
-            offered.append(dataclasses.replace(info, spec=spec, risk=rule.tier, definition_hash=digest))
-        self.infos.clear()
-        self.infos.update({info.spec.name: info for info in offered})
-        return offered
-
-    async def execute(self, name: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
-        return await self.inner.execute(name, arguments, ctx)
+from chatapp.workspaces import prepare_workspace
 
 
 class DbPolicy:
@@ -195,18 +154,4 @@ def build_policy(ctx: Any, runtime: WorkerRuntime | None = None) -> DbPolicy:
 def _executed_calls(run_id: int, name: str) -> int:
     from chatapp.models import ToolCall
 
-    executed = ("running", "succeeded", "failed", "unknown")
-    return ToolCall.objects.filter(run_id=run_id, name=name, status__in=executed).count()
-
-
-def prepare_workspace(workspace: Path, owner_id: int) -> None:
-    """A conversation's workspace starts as a copy of its owner's template folder, if there is one."""
-    import shutil
-
-    if workspace.exists():
-        return
-    template = Path(settings.WORKSPACE_ROOT) / f"user-{owner_id}" / "template"
-    if template.is_dir():
-        shutil.copytree(template, workspace, symlinks=False)
-    else:
-        workspace.mkdir(parents=True, exist_ok=True)
+    return ToolCall.objects.filter(run_id=run_id, name=name, status__in=EXECUTED_CALL_STATUSES).count()

@@ -122,7 +122,9 @@ def create_app(settings: DemoModelSettings | None = None) -> Starlette:
         if failed is not None:
             return failed
         if body.get("stream"):
-            stream_faults = {f for f in ("stall", "malformed") if f in plan.faults and book.take(f, body)}
+            stream_faults: set[str] = {
+                f for f in ("stall", "malformed") if f in plan.faults and book.take(f, body)
+            }
             return StreamingResponse(
                 stream_plan(body, plan, settings, stream_faults),
                 media_type="text/event-stream",

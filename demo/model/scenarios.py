@@ -62,7 +62,7 @@ def files_report(turn: Turn) -> Plan | None:
 
 
 def _matches(result: Any) -> list[str]:
-    items = []
+    items: list[Any] = []
     if isinstance(result, dict):
         items = result.get("matches") or result.get("files") or result.get("results") or []
     out = []

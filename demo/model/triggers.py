@@ -90,7 +90,7 @@ def length_text(turn: Turn) -> Plan | None:
 
 def n2(turn: Turn) -> Plan | None:
     other_tool = turn.tool("send_message") or next(iter(turn.tools), None)
-    extra = ()
+    extra: tuple[Plan, ...] = ()
     if other_tool:
         extra = (
             Plan(

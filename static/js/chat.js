@@ -4,6 +4,9 @@
   "use strict";
   const chat = document.getElementById("chat");
   if (!chat) return;
+  // Frame kinds and final statuses come from the server (chatapp/frames.py), never typed here.
+  const protocol = JSON.parse(document.getElementById("frame-protocol").textContent);
+  const K = protocol.kinds;
   const conversation = chat.dataset.conversation;
   const storageKey = "clearloop-seq-" + conversation;
   let lastSeq = {};
@@ -18,6 +21,7 @@
   let socket = null;
   let retry = 0;
   const timers = {};
+  const finished = {};
 
   function saveSeq() { sessionStorage.setItem(storageKey, JSON.stringify(lastSeq)); }
   function runEl(run) { return document.getElementById("run-" + run); }
@@ -205,40 +209,42 @@
     lastSeq[run] = frame.seq;
     saveSeq();
     const data = frame.data || {};
-    if (frame.type === "delta") {
+    if (frame.type === K.DELTA) {
       if (!ensureRun(run)) return;
       const stream = part(run, "stream");
       if (stream && data.text) { stream.textContent += data.text; setWaiting(run, ""); }
       if (data.tool_calls && data.tool_calls.length) setWaiting(run, "Preparing tool calls…");
-    } else if (frame.type === "round_started") {
+    } else if (frame.type === K.ROUND_STARTED) {
       ensureRun(run);
       stopTimer(run);
       setWaiting(run, data.kind === "continuation" ? "Continuing the answer…" : "Thinking…");
-    } else if (frame.type === "tool_call") {
+    } else if (frame.type === K.TOOL_CALL) {
       applyToolCall(run, data);
       // A file the agent wrote shows up in the files panel while the run goes on.
       if (data.status === "succeeded" && FILE_WRITERS.indexOf(data.name) >= 0) filesChanged();
-    } else if (frame.type === "tool_progress") {
+    } else if (frame.type === K.TOOL_PROGRESS) {
       applyProgress(run, data);
-    } else if (frame.type === "link") {
+    } else if (frame.type === K.LINK) {
       applyLink(run, data);
-    } else if (frame.type === "approval_requested") {
+    } else if (frame.type === K.APPROVAL_REQUESTED) {
       setWaiting(run, "Waiting for approval…");
       setBadge(run, "awaiting_approval");
       refreshPart(run, "approval-card");
-    } else if (frame.type === "approval_decided") {
+    } else if (frame.type === K.APPROVAL_DECIDED) {
       setWaiting(run, (data.decision === "approved" ? "Approved" : "Denied") + " by " + data.by + ". Continuing…");
       setBadge(run, data.decision === "approved" ? "running" : "denied");
       refreshPart(run, "approval-card");
       refreshTrace(run);
-    } else if (frame.type === "round_finished" || frame.type === "context_compressed") {
+    } else if (frame.type === K.ROUND_FINISHED || frame.type === K.CONTEXT_COMPRESSED) {
       refreshTrace(run);
-    } else if (frame.type === "run_finished" || frame.type === "run_failed") {
+    } else if (frame.type === K.RUN_FINISHED || frame.type === K.RUN_FAILED) {
+      finished[run] = true;  // its final status frame follows: one refresh is enough
       replaceRun(run);
       filesChanged();
-    } else if (frame.type === "status") {
+    } else if (frame.type === K.STATUS) {
       setBadge(run, data.status);
-      if (["succeeded", "failed", "cancelled", "awaiting_sign_in"].indexOf(data.status) >= 0) replaceRun(run);
+      // A final status, or a sign-in wait (its card comes with the fragment), redraws the run.
+      if ((protocol.terminal.indexOf(data.status) >= 0 && !finished[run]) || data.status === "awaiting_sign_in") replaceRun(run);
     }
   }
 
@@ -293,7 +299,7 @@
       // Finished runs are rendered in full by the server: only unfinished ones (and any this page has
       // followed live) are resumed, so opening a long conversation does not replay its whole history.
       const active = Array.prototype.filter.call(document.querySelectorAll("[data-run]"), function (el) {
-        return ["succeeded", "failed", "cancelled"].indexOf(el.dataset.status) < 0 || lastSeq[+el.dataset.run];
+        return protocol.terminal.indexOf(el.dataset.status) < 0 || lastSeq[+el.dataset.run];
       }).map(function (el) { return +el.dataset.run; });
       const resume = {};
       active.forEach(function (r) { resume[r] = lastSeq[r] || 0; });

@@ -229,7 +229,7 @@ def test_knobs_the_provider_would_refuse_are_refused_with_the_reason(login, over
 
 
 def test_knobs_are_saved_and_reach_the_provider_settings(login):
-    from chatapp.worker.context import max_output_tokens, provider_settings
+    from chatapp.services.provider_settings import max_output_tokens, provider_settings
 
     client = login("ada")
     response = client.post(

@@ -11,6 +11,7 @@ from chatapp.audit.chain import digest
 from chatapp.models import AuditEvent, Conversation, Round, Run, ToolCall
 from chatapp.services import approvals
 from chatapp.services.runs import request_cancel, start_run
+from chatapp.worker.lease import acquire_lease
 from chatapp.worker.store import persist_durable
 
 pytestmark = pytest.mark.django_db
@@ -66,7 +67,9 @@ def test_each_tool_call_status_change_is_recorded(run):
 
 
 def test_a_finished_run_and_a_failed_run_are_recorded(run, cast, django_capture_on_commit_callbacks):
-    persist_durable(run.pk, 1, "run_finished", {}, ev.RunFinished("done", Usage()))
+    acquire_lease(run.pk)
+    assert AuditEvent.objects.get(kind="run_status", run_id=run.pk).payload["status"] == "running"
+    persist_durable(run.pk, 2, "run_finished", {}, ev.RunFinished("done", Usage()))
     finished = AuditEvent.objects.get(kind="run_finished", run_id=run.pk)
     assert finished.payload["status"] == "succeeded"
     assert finished.payload["final_text_sha256"] == digest("done")
@@ -74,7 +77,8 @@ def test_a_finished_run_and_a_failed_run_are_recorded(run, cast, django_capture_
     convo = Conversation.objects.create(owner=cast["alice"])
     with django_capture_on_commit_callbacks(execute=False):
         other = start_run(convo, "again")
-    persist_durable(other.pk, 1, "run_failed", {}, ev.RunFailed("ProviderError", "upstream 500"))
+    acquire_lease(other.pk)
+    persist_durable(other.pk, 2, "run_failed", {}, ev.RunFailed("ProviderError", "upstream 500"))
     failed = AuditEvent.objects.get(kind="run_finished", run_id=other.pk)
     assert failed.payload["status"] == "failed" and failed.payload["error_class"] == "ProviderError"
     assert verify_chain().ok

@@ -118,7 +118,7 @@ async def test_a_resumed_run_sends_the_same_image_bytes(hosted_box, http):
 
     from agent.events import DURABLE
     from agent.loop.history import transcript
-    from chatapp.frames import event_from_row, event_payload, event_type
+    from chatapp.event_codec import event_from_row, event_payload, event_type
     from chatapp.redaction import without_media_data
 
     emulator = MediaEmulator("anthropic")

@@ -17,7 +17,7 @@ from agent.loop import LoopSettings, RiskPolicy, run_agent
 from agent.providers.registry import build_provider
 from agent.providers.settings import ProviderSettings
 from agent.state import RunState
-from chatapp.frames import event_from_row, event_payload, event_type
+from chatapp.event_codec import event_from_row, event_payload, event_type
 from chatapp.redaction import redact
 
 

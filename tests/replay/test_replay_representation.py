@@ -12,7 +12,7 @@ from agent.providers.openai_chat_stream import ChatAccumulator
 from agent.providers.types import ModelRequest, ResponseDone
 from agent.replay import ReplayBlock, summarise
 from agent.state import RunState, response_from_dict
-from chatapp.frames import event_from_row
+from chatapp.event_codec import event_from_row
 from chatapp.redaction import redact, shown
 from chatapp.views.display import round_reasoning
 

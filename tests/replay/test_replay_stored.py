@@ -15,7 +15,7 @@ from replay_seed import FINAL_TEXT, SEED_MESSAGES, SeedFiles
 
 from agent.loop import LoopSettings, RiskPolicy, run_agent
 from agent.loop.steps import NextStepFinalOutput
-from chatapp.frames import event_from_row
+from chatapp.event_codec import event_from_row
 from chatapp.models import Conversation, Message, ProviderConfig, Round, Run
 from chatapp.worker import store
 from chatapp.worker.context import history, load_run_context

@@ -33,7 +33,7 @@ def test_nul_in_text_from_a_model_or_tool_is_stored_as_a_replacement_character(c
         is_error=True,
     )
     store.persist_durable(run.pk, 1, "tool_call", {"result": "out\x00put"}, call)
-    store.append_event(run.pk, 2, "delta", {"text": "x\x00y"}, False)
+    store.append_ephemeral(run.pk, 2, "delta", {"text": "x\x00y"})
     store.persist_durable(
         run.pk, 3, "run_finished", {"text": "an\x00swer"}, ev.RunFinished(text="an\x00swer", usage=Usage())
     )

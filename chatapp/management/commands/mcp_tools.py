@@ -18,7 +18,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from chatapp.models import McpServer
-from chatapp.services.admin_checks import ServerReport, probe_servers
+from chatapp.services.probes import ServerReport, probe_servers
 
 
 class Command(BaseCommand):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
@@ -10,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from chatapp.access import AUDITORS
 from chatapp.services.providers import ensure_env_providers
 
-DEMO_USERS = (
+DEMO_USERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("demo", "demo", {}),
     ("admin", "admin", {"is_staff": True, "is_superuser": True}),
     ("auditor", "auditor", {}),

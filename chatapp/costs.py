@@ -86,7 +86,7 @@ def round_label(r: Round) -> str:
 
 def per_run(run_ids: Iterable[int]) -> dict[int, CostTotal]:
     rows = Round.objects.filter(run_id__in=list(run_ids)).values("run_id").annotate(**_AGGREGATES)
-    return {row["run_id"]: _total(row) for row in rows}
+    return {row["run_id"]: _total(dict(row)) for row in rows}
 
 
 def per_user(runs: QuerySet[Run]) -> list[tuple[str, CostTotal]]:

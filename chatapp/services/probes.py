@@ -51,7 +51,7 @@ class ProviderCheck:
 
 
 async def _ping(config: ProviderConfig, timeout: float) -> Any:
-    from chatapp.worker.context import provider_settings
+    from chatapp.services.provider_settings import provider_settings
 
     provider_cfg = provider_settings(config, config.model)
     # One attempt, bounded: the admin wants the endpoint's answer now, not after retries.
@@ -156,7 +156,7 @@ class _Listed:
 
 
 async def _shape(infos: list[ToolInfo], rules: list, trusted: set[str]) -> list[ToolReport]:
-    from chatapp.worker.toolboxes import PolicyToolbox
+    from chatapp.services.policy_toolbox import PolicyToolbox
 
     box = PolicyToolbox(_Listed(infos), rules, trusted, {})
     offered = {info.spec.name: info for info in await box.list_tools()}

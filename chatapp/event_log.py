@@ -1,0 +1,80 @@
+"""The per-run event log: numbering and storing frames (``RunEvent`` rows).
+
+One allocator of ``seq`` serves both producers. ``Sequence`` hands out the numbers after the last
+one stored (``last_stored_seq``: the larger of ``Run.last_seq`` and the largest row, because
+ephemeral rows do not move ``last_seq``). Whoever writes must hold the run: the worker that holds its
+lease keeps one ``Sequence`` for the whole segment (numbers in memory, no query per frame); anyone
+else (an approval, a cancel, taking the lease) makes one under the run's row lock, where no worker
+can be writing.
+
+Rows may commit out of order (parallel tool calls write from different DB threads): readers take
+the maximum, and the browser holds back a frame until the ones before it have arrived.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Max
+
+from chatapp.frames import Frame, frame
+from chatapp.models import ACTIVE_STATUSES, Run, RunEvent
+from chatapp.nul import without_nul
+from chatapp.redaction import shown
+
+
+class Sequence:
+    """The next frame numbers of one run. ``next`` is safe from several threads (``itertools.count``
+    is atomic under the GIL), so the runtime's DB threads and its event loop can share one."""
+
+    def __init__(self, last: int) -> None:
+        self._numbers = itertools.count(last + 1)
+
+    def next(self) -> int:
+        return next(self._numbers)
+
+    @classmethod
+    def after_stored(cls, run_id: int) -> Sequence:
+        return cls(last_stored_seq(run_id))
+
+
+def last_stored_seq(run_id: int) -> int:
+    last_seq = Run.objects.filter(pk=run_id).values_list("last_seq", flat=True).first() or 0
+    largest = RunEvent.objects.filter(run_id=run_id).aggregate(m=Max("seq"))["m"] or 0
+    return max(last_seq, largest)
+
+
+def append(run_id: int, seq: int, kind: str, data: dict[str, Any], *, durable: bool) -> Frame:
+    """Store one frame. Durable rows go through "default" (inside the caller's transaction, if any)
+    and move ``Run.last_seq``; ephemeral ones use the "deltas" connection (no fsync wait, see
+    settings.DELTA_DB) and leave the run row alone, which keeps a streamed token to one write."""
+    using = "default" if durable else settings.DELTA_DB
+    data = without_nul(data)  # PostgreSQL cannot store NUL characters
+    RunEvent.objects.using(using).create(
+        run_id=run_id, seq=seq, type=str(kind), payload=data, durable=durable
+    )
+    if durable:
+        Run.objects.filter(pk=run_id, last_seq__lt=seq).update(last_seq=seq)
+    return frame(run_id, seq, kind, data)
+
+
+def stored_frames(
+    conversation_id: int, positions: dict[int, int], since_run: int | None, limit: int
+) -> list[Frame]:
+    """Stored frames of a conversation newer than what a client has (``positions``: run -> last seq).
+    Without positions or ``since_run``, the frames of its active runs."""
+    events = RunEvent.objects.filter(run__conversation_id=conversation_id)
+    floor = since_run if since_run is not None else (min(positions) if positions else None)
+    if floor is not None:
+        events = events.filter(run_id__gte=floor)
+    else:
+        events = events.filter(run__status__in=ACTIVE_STATUSES)
+    rows = events.order_by("run_id", "seq").values_list("run_id", "seq", "type", "payload")[:limit]
+    # Frames go out in their shown form (stored replay blocks and media bytes stay in the rows).
+    return [
+        frame(run_id, seq, kind, shown(data))
+        for run_id, seq, kind, data in rows
+        if seq > positions.get(run_id, 0)
+    ]

@@ -1,0 +1,124 @@
+"""A run's life cycle: the allowed moves of ``Run.status`` and the one function that makes them.
+
+    queued ──▶ running ──▶ succeeded | failed | cancelled
+      │  ▲        │  ▲
+      │  │        ▼  │ (redelivered: running again)
+      │  └── awaiting_approval | awaiting_sign_in ──▶ cancelled | failed
+      └──▶ cancelled | failed (stopped or poisoned before a worker took it)
+
+Every writer of ``Run.status`` calls ``move_locked`` (or ``move``): taking the lease
+(``worker/lease.py``), pausing for and finishing in the worker (``worker/store.py``), deciding the
+last approval (``services/approvals.py``) and stopping a run nobody drives (``services/runs.py``).
+One move is, in the caller's transaction and under the run's row lock: the transition check (an
+illegal one raises ``IllegalTransition``), the row update (a terminal move also stamps
+``finished_at``, drops the lease and takes undecided calls out of the approval queue), one audit
+record (``run_finished`` for a terminal move, ``run_status`` otherwise) and one ``status`` frame,
+stored and published on commit.
+``tests/web/test_run_lifecycle.py`` checks the table and that no other module writes ``Run.status``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from chatapp import event_log, frames
+from chatapp.audit import SYSTEM, record
+from chatapp.models import ACTIVE_STATUSES, TERMINAL_STATUSES, Run, ToolCall
+
+Status = Run.Status
+
+ALLOWED: dict[str, frozenset[str]] = {
+    Status.QUEUED: frozenset({Status.RUNNING, Status.CANCELLED, Status.FAILED}),
+    # running -> running: a redelivered run (its worker died) is taken again.
+    Status.RUNNING: frozenset(
+        {
+            Status.RUNNING,
+            Status.AWAITING_APPROVAL,
+            Status.AWAITING_SIGN_IN,
+            Status.SUCCEEDED,
+            Status.FAILED,
+            Status.CANCELLED,
+        }
+    ),
+    Status.AWAITING_APPROVAL: frozenset({Status.QUEUED, Status.CANCELLED, Status.FAILED}),
+    Status.AWAITING_SIGN_IN: frozenset({Status.QUEUED, Status.CANCELLED, Status.FAILED}),
+    Status.SUCCEEDED: frozenset(),
+    Status.FAILED: frozenset(),
+    Status.CANCELLED: frozenset(),
+}
+ACTIVE = ACTIVE_STATUSES
+TERMINAL = TERMINAL_STATUSES
+
+
+class IllegalTransition(RuntimeError):
+    """A bug: some code tried a move the table does not allow."""
+
+    def __init__(self, run_id: int, current: str, to: str) -> None:
+        super().__init__(f"run {run_id} cannot move from {current} to {to}")
+        self.current, self.to = current, to
+
+
+def allowed(current: str, to: str) -> bool:
+    return to in ALLOWED[current]
+
+
+def move_locked(
+    run: Run,
+    to: str,
+    *,
+    seqs: event_log.Sequence | None = None,
+    publish: bool = True,
+    actor: str = SYSTEM,
+    detail: dict[str, Any] | None = None,
+    **fields: Any,
+) -> frames.Frame:
+    """Move a run whose row the caller has locked (``select_for_update`` in ``transaction.atomic``).
+
+    ``seqs``: the worker that holds the run passes its own sequence; everyone else gets numbers after
+    the stored ones (safe under the lock). ``publish=False`` leaves publishing the returned frame to
+    the caller (the worker publishes it after the event that caused the move, in order).
+    """
+    current = run.status
+    if not allowed(current, to):
+        raise IllegalTransition(run.pk, current, to)
+    if to in TERMINAL:
+        fields = {"finished_at": timezone.now(), "lease_owner": "", "lease_expires_at": None, **fields}
+        _close_undecided_calls(run.pk, to)
+    run.status = to
+    for name, value in fields.items():
+        setattr(run, name, value)
+    run.save(update_fields=["status", *fields])
+    seq = (seqs or event_log.Sequence.after_stored(run.pk)).next()
+    data = {"status": str(to), **(detail or {})}  # detail: e.g. which servers wait for a sign-in
+    status_frame = event_log.append(run.pk, seq, frames.Kind.STATUS, data, durable=True)
+    # Last in the transaction: the audit append holds the chain's lock until commit.
+    if to in TERMINAL:
+        record("run_finished", run_id=run.pk, actor=actor, subject=run)
+    else:
+        record("run_status", run_id=run.pk, actor=actor, subject=run, payload={"from": str(current)})
+    if publish:
+        frames.publish_on_commit(run.conversation_id, [status_frame])
+    return status_frame
+
+
+def _close_undecided_calls(run_id: int, status: str) -> None:
+    """A finished run's calls that still wait for a decision leave the approval queue: they will
+    never run, and approving them would only mislead (review I4)."""
+    waiting = ToolCall.objects.filter(run_id=run_id, status=ToolCall.Status.AWAITING_APPROVAL)
+    for call in waiting.select_for_update():
+        call.status = ToolCall.Status.DENIED
+        call.is_error = True
+        call.error_code = "run_ended"
+        call.result = f"The run ended ({status}) before this call was decided; it did not run."
+        call.save(update_fields=["status", "is_error", "error_code", "result", "updated_at"])
+        record("tool_call_status", run_id=run_id, subject=call)
+
+
+def move(run_id: int, to: str, **options: Any) -> frames.Frame:
+    """``move_locked`` in its own transaction, taking the row lock itself."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=run_id)
+        return move_locked(run, to, **options)

@@ -1,0 +1,114 @@
+"""The worker's writes, in process: durable events stored and read back into the same RunState, the
+lease, and the moves they make."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.messages import Message as AgentMessage
+from agent.state import RunState
+from chatapp.event_codec import event_payload, event_type
+from chatapp.event_log import Sequence
+from chatapp.models import Conversation, Message, Round, Run, RunEvent
+from chatapp.worker.context import load_run_context
+from chatapp.worker.lease import LeaseHeld, LeaseRefused, acquire_lease, release_lease
+from chatapp.worker.store import pause_for_approval, persist_durable
+
+pytestmark = pytest.mark.django_db
+FROZEN = json.loads((Path(__file__).parent / "rows_2026_12_01.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def run(cast, django_capture_on_commit_callbacks, settings):
+    from chatapp.models import ProviderConfig
+
+    ProviderConfig.objects.create(
+        name="demo", kind="openai_chat", base_url="http://127.0.0.1:9/v1", model="m"
+    )
+    convo = Conversation.objects.create(owner=cast["alice"])
+    message = Message.objects.create(
+        conversation=convo, role="user", content="hi", payload={"role": "user", "content": "hi"}
+    )
+    created = Run.objects.create(conversation=convo, provider_name="demo", model="m", user_message=message)
+    with django_capture_on_commit_callbacks(execute=False):
+        acquire_lease(created.pk)
+    return created
+
+
+def _events():
+    from chatapp.event_codec import event_from_row
+
+    return [event_from_row(row["type"], row["payload"]) for row in FROZEN]
+
+
+def test_stored_events_rebuild_the_state_the_loop_had(run):
+    live = RunState.start(str(run.pk), [AgentMessage.user("hi")])
+    seqs = Sequence.after_stored(run.pk)
+    for event in _events():
+        persist_durable(run.pk, seqs.next(), event_type(event), event_payload(event), event, {}, seqs=seqs)
+        live.apply(event)
+    ctx = load_run_context(run.pk)
+    assert ctx.state.rounds == live.rounds and ctx.state.calls == live.calls
+    assert ctx.state.outcome == live.outcome
+    assert ctx.last_seq == seqs.next() - 1
+
+
+def test_a_round_keeps_the_compressions_that_shrank_its_request(run):
+    seqs = Sequence.after_stored(run.pk)
+    compressed, finished_round = _events()[:2]
+    for event in (compressed, finished_round):
+        persist_durable(run.pk, seqs.next(), event_type(event), event_payload(event), event, {}, seqs=seqs)
+    stored = Round.objects.get(run=run, index=0)
+    assert stored.compressions == [
+        {
+            "round_index": 0,
+            "step": "drop_reasoning",
+            "detail": {"dropped": 2},
+            "tokens_before": 9000,
+            "tokens_after": 7000,
+        }
+    ]
+
+
+def test_finishing_returns_the_status_frame_after_the_event(run):
+    seqs = Sequence.after_stored(run.pk)
+    finished = _events()[-1]
+    seq = seqs.next()
+    moved = persist_durable(run.pk, seq, "run_finished", event_payload(finished), finished, {}, seqs=seqs)
+    assert [(f["seq"], f["type"], f["data"]) for f in moved] == [(seq + 1, "status", {"status": "succeeded"})]
+    assert Run.objects.get(pk=run.pk).status == "succeeded"
+
+
+def test_pausing_moves_a_running_run_once(run):
+    seqs = Sequence.after_stored(run.pk)
+    assert [f["data"]["status"] for f in pause_for_approval(run.pk, seqs)] == ["awaiting_approval"]
+    assert pause_for_approval(run.pk, seqs) == []
+    assert list(
+        RunEvent.objects.filter(run=run, type="status").values_list("payload__status", flat=True)
+    ) == [
+        "running",
+        "awaiting_approval",
+    ]
+
+
+def test_a_live_lease_is_not_taken_twice_and_a_released_one_is(run, django_capture_on_commit_callbacks):
+    owner = Run.objects.get(pk=run.pk).lease_owner
+    with django_capture_on_commit_callbacks(execute=False):
+        with pytest.raises(LeaseHeld):
+            acquire_lease(run.pk)
+        release_lease(run.pk, owner)
+        again = acquire_lease(run.pk)
+    run.refresh_from_db()
+    assert (run.lease_owner, run.deliveries, run.status) == (again, 2, "running")
+
+
+def test_a_run_that_keeps_killing_its_worker_is_failed(run, settings, django_capture_on_commit_callbacks):
+    settings.RUN_MAX_DELIVERIES = 1
+    release_lease(run.pk, Run.objects.get(pk=run.pk).lease_owner)
+    with django_capture_on_commit_callbacks(execute=False), pytest.raises(LeaseRefused, match="poison"):
+        acquire_lease(run.pk)
+    run.refresh_from_db()
+    assert (run.status, run.error_class) == ("failed", "PoisonRun")
