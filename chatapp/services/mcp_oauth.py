@@ -152,8 +152,9 @@ def sign_ins_needed(user_id: int, switched_off: set[str] | frozenset = frozenset
     servers = McpServer.objects.filter(enabled=True).exclude(auth_mode=McpServer.AuthMode.NONE)
     for server in servers.exclude(name__in=switched_off):
         per_user = server.auth_mode == McpServer.AuthMode.PER_USER
-        signed_in = McpOAuthGrant.objects.filter(
-            server=server, user_id=user_id if per_user else None, state=McpOAuthGrant.State.SIGNED_IN
+        owner = user_id if per_user else None  # None: the shared grant (IS NULL)
+        signed_in = McpOAuthGrant.objects.filter(  # type: ignore[misc]
+            server=server, user_id=owner, state=McpOAuthGrant.State.SIGNED_IN
         ).exists()
         if not signed_in:
             needed.append({"id": server.id, "name": server.name, "by": "you" if per_user else "admin"})

@@ -74,7 +74,7 @@ def runs(request: HtmxHttpRequest) -> HttpResponse:
         .values_list("run_id", flat=True)
     )
     for run in page:
-        run.denied = run.pk in denied
+        setattr(run, "denied", run.pk in denied)  # noqa: B010 - for the template; not a column
     rows = [
         (run, redact(run.user_message.content)[:200] if run.user_message else "", run_costs.get(run.pk, "–"))
         for run in page
