@@ -168,6 +168,7 @@ def test_the_form_rejects_configs_that_cannot_work(login):
         "enabled": "on",
         "connect_timeout": "15",
         "call_timeout": "60",
+        "auth_mode": "none",  # the form's select always posts a value
     }
     for overrides, error in [
         ({}, "a stdio server needs a command"),
@@ -219,6 +220,7 @@ def test_secret_looking_values_are_masked_on_the_edit_page_and_kept_on_save(logi
         "enabled": "on",
         "connect_timeout": "15",
         "call_timeout": "60",
+        "auth_mode": "none",  # the form's select always posts a value
     }
     assert client.post(f"{CHANGELIST}{server.pk}/change/", data).status_code == 302
     server.refresh_from_db()
