@@ -237,3 +237,16 @@ def worker_ready() -> bool:
         return bool(app.control.ping(timeout=0.5))
     except Exception:  # noqa: BLE001 - broker not up yet
         return False
+
+
+def worker_serving() -> bool:
+    """A worker will take this deployment's tasks: it answers a ping, or it beat in the database within
+    the last seconds (it is reconnecting to a restarted broker and will pick the task up then)."""
+    from chatapp.worker.liveness import queue_has_live_worker
+
+    if worker_ready():
+        return True
+    try:
+        return queue_has_live_worker()
+    except Exception:  # noqa: BLE001 - no database yet: nothing serves
+        return False

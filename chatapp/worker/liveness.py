@@ -67,6 +67,16 @@ def is_alive(owner: str) -> bool:
     return worker is not None and WorkerBeat.objects.filter(pk=worker, beat_at__gte=fresh).exists()
 
 
+def queue_has_live_worker() -> bool:
+    """True when a worker of this deployment's queue beat recently. Such a worker takes a queued task
+    once its broker connection is back, even while it does not answer a ping: Celery's Redis consumer
+    reconnects with a back-off and its remote-control channel comes back last (celery#7817, #8990)."""
+    from chatapp.models import WorkerBeat
+
+    fresh = timezone.now() - timedelta(seconds=settings.WORKER_DEAD_SECONDS)
+    return WorkerBeat.objects.filter(queue=settings.CELERY_TASK_DEFAULT_QUEUE, beat_at__gte=fresh).exists()
+
+
 def forget_old_workers(days: int = 1) -> None:
     from chatapp.models import WorkerBeat
 

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from chatapp.devstack import Stack, port_open, worker_ready
+from chatapp.devstack import Stack, port_open, worker_serving
 from chatapp.models import Conversation, Run
 from chatapp.services.errors import ChatError
 from chatapp.services.providers import provider_by_name
@@ -44,7 +44,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         conversation = self._conversation(options)
         stack = None
-        if not worker_ready():
+        if not worker_serving():
             need_web = not port_open("127.0.0.1", settings.PORT)
             self.stderr.write("No Celery worker is running; starting a local one for this command…")
             stack = Stack(port=settings.PORT, with_web=need_web, worker_concurrency=4).start()
