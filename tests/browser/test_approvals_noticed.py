@@ -18,6 +18,9 @@ SMS = "send a text message to 13800000000 saying the deploy finished"
 
 
 def ask_for_sms(page):
+    toggle = page.locator("[data-role=drawer-toggle]")
+    if toggle.is_visible():  # on a phone the conversation list (and its button) is in the drawer
+        toggle.click()
     page.click("text=New conversation")
     page.fill("#message", SMS)
     page.press("#message", "Enter")
