@@ -138,8 +138,12 @@ def test_the_users_answer_reaches_the_waiting_worker(cast):
 
     async def scenario():
         waiting = asyncio.create_task(links.ask(recorder, LinkRequest(**REQUEST), timeout=30))
-        while not recorder.frames:  # the row exists once the pending frame went out
-            await asyncio.sleep(0.01)
+        async with asyncio.timeout(60):
+            while not recorder.frames:  # the row exists once the pending frame went out
+                if waiting.done():
+                    waiting.result()  # raises what stopped it before its first frame
+                    raise AssertionError("links.ask returned without publishing a frame")
+                await asyncio.sleep(0.01)
         link_id = recorder.frames[0][0]
         url = f"/runs/{run.pk}/links/{link_id}/accept/"
         answered = await asyncio.to_thread(in_thread, client.post, url)
