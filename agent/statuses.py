@@ -27,9 +27,11 @@ TERMINAL_CALL_STATUSES: frozenset[ToolCallStatus] = frozenset(
 EXECUTED_CALL_STATUSES: frozenset[ToolCallStatus] = frozenset({"running", "succeeded", "failed", "unknown"})
 
 RunStatus = Literal[
-    "queued", "running", "awaiting_approval", "awaiting_sign_in", "succeeded", "failed", "cancelled"
+    "queued", "running", "awaiting_approval", "awaiting_sign_in", "succeeded", "failed", "cancelled", "denied"
 ]
 RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
 # awaiting_sign_in: an MCP server of the run needs its user (or an admin) to sign in (OAuth).
 ACTIVE_RUN_STATUSES: tuple[RunStatus, ...] = ("queued", "running", "awaiting_approval", "awaiting_sign_in")
-TERMINAL_RUN_STATUSES: tuple[RunStatus, ...] = ("succeeded", "failed", "cancelled")
+# denied: the run finished, but a tool call of it was denied (by a person or a policy), so the answer
+# was given without it: its own outcome, never "succeeded" (issue 12 item 2).
+TERMINAL_RUN_STATUSES: tuple[RunStatus, ...] = ("succeeded", "failed", "cancelled", "denied")

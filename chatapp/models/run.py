@@ -25,6 +25,8 @@ class Run(models.Model):
         SUCCEEDED = "succeeded"
         FAILED = "failed"
         CANCELLED = "cancelled"
+        # Finished, but a tool call was denied: the answer was given without it (never "succeeded").
+        DENIED = "denied"
 
     conversation = models.ForeignKey("chatapp.Conversation", on_delete=models.CASCADE, related_name="runs")
     user_message = models.ForeignKey(

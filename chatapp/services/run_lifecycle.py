@@ -1,6 +1,6 @@
 """A run's life cycle: the allowed moves of ``Run.status`` and the one function that makes them.
 
-    queued ──▶ running ──▶ succeeded | failed | cancelled
+    queued ──▶ running ──▶ succeeded | denied | failed | cancelled
       │  ▲        │  ▲
       │  │        ▼  │ (redelivered: running again)
       │  └── awaiting_approval | awaiting_sign_in ──▶ cancelled | failed
@@ -9,6 +9,9 @@
 Every writer of ``Run.status`` calls ``move_locked`` (or ``move``): taking the lease
 (``worker/lease.py``), pausing for and finishing in the worker (``worker/store.py``), deciding the
 last approval (``services/approvals.py``) and stopping a run nobody drives (``services/runs.py``).
+``denied`` is a finished run one of whose tool calls was denied (by an approver, the user's "Deny" or a
+policy): the model answered without the call, and the run says so in its own state everywhere (chat,
+audit, API, admin), never ``succeeded`` (issue 12 item 2). The worker chooses it when the run finishes.
 One move is, in the caller's transaction and under the run's row lock: the transition check (an
 illegal one raises ``IllegalTransition``), the row update (a terminal move also stamps
 ``finished_at``, drops the lease and takes undecided calls out of the approval queue), one audit
@@ -39,6 +42,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             Status.AWAITING_APPROVAL,
             Status.AWAITING_SIGN_IN,
             Status.SUCCEEDED,
+            Status.DENIED,
             Status.FAILED,
             Status.CANCELLED,
         }
@@ -48,6 +52,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     Status.SUCCEEDED: frozenset(),
     Status.FAILED: frozenset(),
     Status.CANCELLED: frozenset(),
+    Status.DENIED: frozenset(),
 }
 ACTIVE = ACTIVE_STATUSES
 TERMINAL = TERMINAL_STATUSES

@@ -23,7 +23,7 @@ from chatapp.access import is_auditor
 from chatapp.audit import record
 from chatapp.audit.filters import RunFilter, filtered_runs
 from chatapp.audit.otel import run_to_otel
-from chatapp.models import AuditEvent, Run, RunEvent, ToolCall
+from chatapp.models import AuditEvent, Run, RunEvent
 from chatapp.redaction import redact, shown
 from chatapp.services.trace import run_trace
 from chatapp.views.display import round_reasoning
@@ -67,14 +67,6 @@ def runs(request: HtmxHttpRequest) -> HttpResponse:
     selected = filtered_runs(form)
     page = Paginator(selected, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     run_costs = costs.per_run(run.pk for run in page)
-    # A run whose call was denied is listed as "Denied", never "Succeeded" (as in the chat).
-    denied = set(
-        ToolCall.objects.filter(run__in=list(page), status=ToolCall.Status.DENIED)
-        .exclude(error_code="run_ended")
-        .values_list("run_id", flat=True)
-    )
-    for run in page:
-        setattr(run, "denied", run.pk in denied)  # noqa: B010 - for the template; not a column
     rows = [
         (run, redact(run.user_message.content)[:200] if run.user_message else "", run_costs.get(run.pk, "–"))
         for run in page

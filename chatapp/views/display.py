@@ -38,7 +38,6 @@ class Exchange:
     answer_at: Position | None = None  # ‹ i/n › among regenerations of the answer
     failure: Failure | None = None  # a failed run explained in words (chatapp/views/failures.py)
     waiting: list[Any] = field(default_factory=list)  # calls waiting for a decision (the approval card)
-    denied: bool = False  # a call was denied: the run shows "Denied", never "Succeeded"
     timeline: dict[str, Any] = field(default_factory=dict)  # the waterfall's rows (views/timeline.py)
     sign_ins: list[dict] = field(default_factory=list)  # OAuth servers the run waits for (issue 13)
 
@@ -82,7 +81,6 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
         failure=explain(run) if run.status == Run.Status.FAILED else None,
         waiting=waiting_calls(all_calls) if run.is_active else [],
         timeline=timeline(run),
-        denied=any(c.status == "denied" and c.error_code != "run_ended" for c in all_calls),
         sign_ins=mcp_oauth.sign_ins_needed(run.conversation.owner_id)
         if run.status == Run.Status.AWAITING_SIGN_IN
         else [],

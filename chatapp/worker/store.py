@@ -218,8 +218,23 @@ def _finish(run_id: int, event: ev.RunFinished, seqs: event_log.Sequence | None)
     run = _locked(run_id)
     text = redact(event.text)
     _store_answer(run, text, partial=event.partial)
-    status = Run.Status.CANCELLED if event.partial and run.cancel_requested else Run.Status.SUCCEEDED
+    if event.partial and run.cancel_requested:
+        status = Run.Status.CANCELLED
+    elif had_denied_call(run.pk):
+        status = Run.Status.DENIED  # the answer was given without a call someone (or a policy) refused
+    else:
+        status = Run.Status.SUCCEEDED
     return [move_locked(run, status, seqs=seqs, publish=seqs is None, final_text=text)]
+
+
+def had_denied_call(run_id: int) -> bool:
+    """A call of the run was refused (by an approver, the user or a policy); calls closed because the
+    run itself ended (``run_ended``) do not count: they never had a decision."""
+    return (
+        ToolCall.objects.filter(run_id=run_id, status=ToolCall.Status.DENIED)
+        .exclude(error_code="run_ended")
+        .exists()
+    )
 
 
 def _store_answer(run: Run, text: str, *, partial: bool) -> None:

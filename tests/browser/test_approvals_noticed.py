@@ -76,6 +76,9 @@ def test_a_denied_call_shows_denied_live_and_after_the_run(cast, demo_tools, pag
     user.screenshot(path=str(artifacts / "approval-denied-1440.png"))
     user.reload()
     expect(user.locator(f"#run-{run.pk} [data-role=status]")).to_have_text("Denied")
+    # Its own stored state, not a view of "succeeded": the API and the audit read the same.
+    run.refresh_from_db()
+    assert run.status == "denied" and run.final_text
 
 
 def test_a_policy_that_asks_the_user_is_answered_in_the_chat(cast, demo_tools, page_for, live_stack):

@@ -28,7 +28,7 @@ from chatapp.devstack import (
     wait_for,
 )
 
-TERMINAL = ("succeeded", "failed", "cancelled")
+TERMINAL = ("succeeded", "failed", "cancelled", "denied")
 
 
 @dataclass

@@ -17,7 +17,7 @@ def finished(run: Run, timeout: float = 120) -> Run:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         run.refresh_from_db()
-        if run.status in ("succeeded", "failed", "cancelled", "awaiting_approval"):
+        if run.status in ("succeeded", "failed", "cancelled", "denied", "awaiting_approval"):
             return run
         time.sleep(0.1)  # polling the database for a state reached by another process
     raise AssertionError(f"run stayed {run.status}")

@@ -16,7 +16,7 @@ def test_a_budget_crossed_mid_run_stops_after_the_round(demo_tools, live_stack, 
     Quota.objects.create(user=cast["alice"], tokens_per_day=50)
     convo = Conversation.objects.create(owner=cast["alice"], provider=demo_tools)
     run = start_run(convo, 'Read it: [[demo:call read_file {"path": "config.yaml"}]]')
-    wait_until(lambda: Run.objects.get(pk=run.pk).status in ("succeeded", "failed", "cancelled"), 60, "the run ends")
+    wait_until(lambda: Run.objects.get(pk=run.pk).status in ("succeeded", "failed", "cancelled", "denied"), 60, "the run ends")
     run.refresh_from_db()
     assert run.status == "failed" and run.error_class == "BudgetExceeded", (run.status, run.error)
     assert "The daily token budget is used up" in run.error and "the limit is 50 tokens" in run.error

@@ -30,7 +30,7 @@ CANARY_KEY = "CANARYKEY-7f3a9c1e5b"
 CANARY_ENV = "CANARYENV-4d5e6f7a8b"
 CANARY_HDR = "CANARYHDR-9q8w7e6r"
 CANARIES = (CANARY_KEY, CANARY_ENV, CANARY_HDR)
-TERMINAL = ("succeeded", "failed", "cancelled")
+TERMINAL = ("succeeded", "failed", "cancelled", "denied")
 
 
 def free_port() -> int:

@@ -82,6 +82,28 @@ def test_finishing_returns_the_status_frame_after_the_event(run):
     assert Run.objects.get(pk=run.pk).status == "succeeded"
 
 
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        (None, "succeeded"),
+        ({"status": "denied", "error_code": "denied"}, "denied"),  # an approver, the user or a policy said no
+        ({"status": "denied", "error_code": "run_ended"}, "succeeded"),  # closed undecided: no one said no
+        ({"status": "failed", "error_code": "tool_error"}, "succeeded"),
+    ],
+)
+def test_a_run_with_a_refused_call_finishes_denied_never_succeeded(run, call, expected):
+    from chatapp.models import ToolCall
+
+    if call:
+        ToolCall.objects.create(run=run, round_index=0, index=0, call_id="c1", name="send_message", **call)
+    seqs = Sequence.after_stored(run.pk)
+    finished = _events()[-1]
+    moved = persist_durable(run.pk, seqs.next(), "run_finished", event_payload(finished), finished, {}, seqs=seqs)
+    assert [f["data"] for f in moved] == [{"status": expected}]
+    assert Run.objects.get(pk=run.pk).status == expected
+    assert Run.objects.get(pk=run.pk).get_status_display() == expected.capitalize()
+
+
 def test_pausing_moves_a_running_run_once(run):
     seqs = Sequence.after_stored(run.pk)
     assert [f["data"]["status"] for f in pause_for_approval(run.pk, seqs)] == ["awaiting_approval"]

@@ -21,13 +21,13 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from chatapp.devstack import Stack, port_open, worker_serving
-from chatapp.models import Conversation, Run
+from chatapp.models import TERMINAL_STATUSES, Conversation, Run
 from chatapp.services.errors import ChatError
 from chatapp.services.providers import provider_by_name
 from chatapp.services.runs import start_run
 from chatapp.services.trace import run_trace
 
-STOP_STATUSES = ("succeeded", "failed", "cancelled", "awaiting_approval", "awaiting_sign_in")
+STOP_STATUSES = (*TERMINAL_STATUSES, "awaiting_approval", "awaiting_sign_in")
 
 
 class Command(BaseCommand):
