@@ -139,18 +139,50 @@ def demo_tools(demo_provider, cast):
 
 @pytest.fixture(autouse=True)
 def _route_to_live_stack(request):
-    """Tests on the live stack enqueue from this process too: point its Celery app at the stack's
-    broker and queue for the test (another module's fixtures may have pointed it elsewhere)."""
+    """Tests on the live stack enqueue and publish from this process too: point its Celery app and its
+    channel layer at the stack's broker, queue and Redis for the test (another module's fixtures may
+    have pointed them elsewhere)."""
     if "live_stack" not in request.fixturenames:
         yield
         return
     from django.conf import settings
+    from django.test import override_settings
 
+    from chatapp import settings as configured
     from tests.durable.harness import celery_broker
 
     stack = request.getfixturevalue("live_stack")
-    with celery_broker(settings.CELERY_BROKER_URL, stack.queue):
+    # The channel layer too: the durability tests' session fixture points this process's layer at
+    # their private Redis for the rest of the session, where the live stack's daphne never listens.
+    with celery_broker(settings.CELERY_BROKER_URL, stack.queue), override_settings(
+        CHANNEL_LAYERS=configured.CHANNEL_LAYERS
+    ):
         yield
+
+
+@pytest.fixture(autouse=True)
+def _live_runs_end_before_the_flush(request):
+    """A transactional test's teardown TRUNCATEs every table. A run the live worker is still driving
+    (a test that failed half-way, or one that does not wait for all its runs) deadlocks that TRUNCATE
+    or writes rows into the next test. Stop every active run through the service, as the Stop button
+    does, and wait until the worker has let go: a condition with a deadline, not a fixed sleep.
+    (Set up after pytest-django's own autouse marker fixture, so this runs before its flush.)"""
+    yield
+    marker = request.node.get_closest_marker("django_db")
+    if "live_stack" not in request.fixturenames or marker is None:
+        return
+    if not (marker.kwargs.get("transaction") or (marker.args and marker.args[0])):
+        return
+    import time
+
+    from chatapp.models import ACTIVE_STATUSES, Run
+    from chatapp.services.runs import request_cancel
+
+    for run in Run.objects.filter(status__in=ACTIVE_STATUSES):
+        request_cancel(run)
+    deadline = time.monotonic() + 60
+    while Run.objects.filter(status__in=ACTIVE_STATUSES).exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 @pytest.fixture(autouse=True)

@@ -18,21 +18,6 @@ from tests.integration.client import LiveClient, session_for
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture(autouse=True)
-def _runs_end_before_the_flush():
-    """The transactional teardown TRUNCATEs every table: a live worker still writing a run's rows
-    deadlocks it (and the next test finds the last one's users). Stop what is running, then wait for
-    the worker to let go: a condition with a deadline, not a fixed sleep."""
-    import time
-
-    yield
-    active = ("queued", "running", "awaiting_approval")
-    Run.objects.filter(status__in=active).update(cancel_requested=True)
-    deadline = time.monotonic() + 60
-    while Run.objects.filter(status__in=active).exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-
-
 def test_parallel_sends_of_one_user_stop_at_the_in_flight_limit(cast, demo_provider, live_stack, settings):
     # The review's attack: 50 parallel sends from one user, each in its own conversation.
     limit = settings.MAX_RUNS_IN_FLIGHT_PER_USER
