@@ -11,6 +11,8 @@ RUN pip install --no-cache-dir .
 COPY manage.py ./
 COPY templates ./templates
 COPY static ./static
+# The compiled translations (locale/*/LC_MESSAGES/*.mo) are committed: the image needs no gettext.
+COPY locale ./locale
 RUN DEBUG=1 python manage.py collectstatic --noinput && useradd --create-home clearloop \
     && mkdir -p /data && chown clearloop /data
 USER clearloop

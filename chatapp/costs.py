@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
+from django.utils.translation import gettext, ngettext
 
 from chatapp.models import Round, Run
 
@@ -28,11 +29,12 @@ class CostTotal:
 
     def __str__(self) -> str:
         if not self.priced:
-            return "unknown" if self.unpriced else "–"
+            return gettext("unknown") if self.unpriced else "–"
         if self.unpriced:
-            return (
-                f"≥ {money(self.amount)} ({self.unpriced} round{'s' if self.unpriced != 1 else ''} unpriced)"
-            )
+            unpriced = ngettext("%(n)s round unpriced", "%(n)s rounds unpriced", self.unpriced) % {
+                "n": self.unpriced
+            }
+            return f"≥ {money(self.amount)} ({unpriced})"
         return money(self.amount)
 
     def to_dict(self) -> dict[str, Any]:
@@ -77,7 +79,9 @@ def total_of_values(costs: Iterable[Decimal | None]) -> CostTotal:
 
 
 def cost_label(cost: Decimal | None, note: str = "") -> str:
-    return money(cost) if cost is not None else f"unknown ({note or 'no price'})"
+    if cost is not None:
+        return money(cost)
+    return gettext("unknown (%(why)s)") % {"why": note or gettext("no price")}
 
 
 def round_label(r: Round) -> str:

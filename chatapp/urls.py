@@ -2,8 +2,20 @@ from django.contrib import admin
 from django.http import Http404
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
+from django.views.i18n import JavaScriptCatalog
 
-from chatapp.views import approvals, auth, chat, files, health, keys, mcp_context, mcp_oauth, sharing
+from chatapp.views import (
+    approvals,
+    auth,
+    chat,
+    files,
+    health,
+    keys,
+    language,
+    mcp_context,
+    mcp_oauth,
+    sharing,
+)
 from chatapp.views.api_app import api as rest
 
 
@@ -50,6 +62,9 @@ urlpatterns = [
         name="answer_in_chat",
     ),
     path("healthz", health.healthz, name="healthz"),
+    path("language/", language.set_language, name="set_language"),
+    # The JavaScript strings' translations (static/js/*.js call gettext()), for the active language.
+    path("jsi18n/", JavaScriptCatalog.as_view(domain="djangojs"), name="javascript_catalog"),
     path("login/", auth.LoginView.as_view(), name="login"),
     path("logout/", auth.LogoutView.as_view(), name="logout"),
     # django-allauth: only the provider flow; its own login/sign-up/password pages lead to ours or nowhere.

@@ -7,6 +7,7 @@ from chatapp.models.links import ToolLink
 from chatapp.models.mcp_oauth import McpOAuthGrant
 from chatapp.models.mcp_server import McpServer
 from chatapp.models.policy import ToolPolicy
+from chatapp.models.preferences import UserPreference
 from chatapp.models.pricing import ModelPrice
 from chatapp.models.provider import ProviderConfig
 from chatapp.models.quotas import Quota
@@ -35,5 +36,6 @@ __all__ = [
     "TokenCalibration",
     "ToolPolicy",
     "Upload",
+    "UserPreference",
     "WorkerBeat",
 ]

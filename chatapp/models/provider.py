@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
+from django.utils.translation import gettext
 
 
 def validate_key_env(name: str) -> None:
@@ -83,7 +84,10 @@ class ProviderConfig(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.label or self.name} (demo model)" if self.is_demo else (self.label or self.name)
+        name = self.label or self.name
+        if name == "Demo model":  # the built-in label (services.providers), shown in the UI's language
+            name = gettext("Demo model")
+        return gettext("%(name)s (demo model)") % {"name": name} if self.is_demo else name
 
     def save(self, *args, **kwargs) -> None:
         from django.db import transaction

@@ -60,3 +60,11 @@ def round_cost(value: Any) -> str:
     from chatapp.costs import round_label
 
     return round_label(value)
+
+
+@register.filter
+def status_word(value: str) -> str:
+    """A stored state ("awaiting_approval") in words of the active language ("Awaiting approval")."""
+    from chatapp.status_words import word
+
+    return word(str(value or ""))

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.utils.formats import number_format
+from django.utils.translation import gettext as _
+
 from chatapp.costs import cost_label, total_of_values
 from chatapp.models import Conversation, Round
 
@@ -60,9 +63,19 @@ def usage_bars(conversation: Conversation) -> dict:
                 cached_y=round(base - cached_h, 1),
                 cached_h=round(cached_h, 1),
                 label=f"{r['run_id']}.{r['index'] + 1}",
-                title=f"run {r['run_id']} round {r['index'] + 1}: "
-                f"{prompt} prompt ({read} cache read, {written} cache write) + "
-                f"{completion} completion tokens, cost {cost_label(r['cost'], r['cost_note'])}",
+                title=_(
+                    "run %(run)s round %(round)s: %(prompt)s prompt (%(read)s cache read, %(written)s cache "
+                    "write) + %(completion)s completion tokens, cost %(cost)s"
+                )
+                % {
+                    "run": r["run_id"],
+                    "round": r["index"] + 1,
+                    "prompt": number_format(prompt, force_grouping=True),
+                    "read": number_format(read, force_grouping=True),
+                    "written": number_format(written, force_grouping=True),
+                    "completion": number_format(completion, force_grouping=True),
+                    "cost": cost_label(r["cost"], r["cost_note"]),
+                },
             )
         )
     return {

@@ -13,6 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from chatapp.models import Run, RunEvent
 
 KINDS = ("round_started", "round_finished", "tool_call", "approval_decided", "run_finished", "run_failed")
@@ -49,7 +51,7 @@ def _round_row(rows: dict, index: int) -> dict[str, Any]:
         {
             "kind": "round",
             "key": f"round-{index}",
-            "label": f"Round {index + 1}",
+            "label": _("Round %(n)s") % {"n": index + 1},
             "round": index,
             "start": None,
             "end": None,

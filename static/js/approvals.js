@@ -10,7 +10,8 @@
 
   function notify(n) {
     if (!("Notification" in window) || Notification.permission !== "granted") return;
-    new Notification("clearloop: " + n + " tool call" + (n > 1 ? "s" : "") + " waiting for approval", { tag: "clearloop-approvals" });
+    const text = ngettext("clearloop: %(n)s tool call waiting for approval", "clearloop: %(n)s tool calls waiting for approval", n);
+    new Notification(interpolate(text, { n: n }, true), { tag: "clearloop-approvals" });
   }
   function show(n) {
     count.textContent = String(n);

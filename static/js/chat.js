@@ -4,6 +4,8 @@
   "use strict";
   const chat = document.getElementById("chat");
   if (!chat) return;
+  // Words come from Django's JavaScript catalogue (/jsi18n/, loaded by base.html) in the page's language.
+  const fmt = function (text, values) { return interpolate(text, values, true); };
   // Frame kinds and final statuses come from the server (chatapp/frames.py), never typed here.
   const protocol = JSON.parse(document.getElementById("frame-protocol").textContent);
   const K = protocol.kinds;
@@ -28,8 +30,9 @@
   function part(run, role) { const el = runEl(run); return el && el.querySelector("[data-role=" + role + "]"); }
 
   // The run's badge, live: the same words and colours as the server renders (never snake_case).
-  const STATUS_WORDS = { queued: "Queued", running: "Running", awaiting_approval: "Awaiting approval", awaiting_sign_in: "Awaiting sign-in",
-    succeeded: "Succeeded", failed: "Failed", cancelled: "Cancelled", denied: "Denied" };
+  const STATUS_WORDS = { queued: gettext("Queued"), running: gettext("Running"), awaiting_approval: gettext("Awaiting approval"),
+    awaiting_sign_in: gettext("Awaiting sign-in"), succeeded: gettext("Succeeded"), failed: gettext("Failed"),
+    cancelled: gettext("Cancelled"), denied: gettext("Denied") };
   function setBadge(run, status) {
     const badge = part(run, "status");
     if (!badge) return;
@@ -50,7 +53,8 @@
     const tick = function () {
       const seconds = Math.round((Date.now() - started) / 1000);
       const done = progressText[run];
-      setWaiting(run, done ? label + ": " + done + "… (" + seconds + " s)" : label + " for " + seconds + " s…");
+      setWaiting(run, done ? fmt(gettext("%(label)s: %(done)s… (%(seconds)s s)"), { label: label, done: done, seconds: seconds })
+        : fmt(gettext("%(label)s for %(seconds)s s…"), { label: label, seconds: seconds }));
     };
     tick();
     timers[run] = { interval: setInterval(tick, 1000), tick: tick };
@@ -65,7 +69,7 @@
     if (typeof data.total === "number" && data.total > 0) {
       text = Math.min(100, Math.round((100 * data.progress) / data.total)) + " %";
     } else {
-      text = "step " + data.progress;
+      text = fmt(gettext("step %(n)s"), { n: data.progress });
     }
     if (data.message) text += ", " + String(data.message).replace(/[.…\s]+$/, "");
     return text;
@@ -76,7 +80,7 @@
   function applyProgress(run, data) {
     if (finishedCalls[run] && finishedCalls[run][data.call_id]) return;
     const text = describeProgress(data);
-    if (!timers[run]) startTimer(run, "Tool " + data.name + " running");
+    if (!timers[run]) startTimer(run, fmt(gettext("Tool %(name)s running"), { name: data.name }));
     progressText[run] = text;
     timers[run].tick();
     const el = runEl(run);
@@ -165,18 +169,20 @@
   function tickApprovalTimers() {
     document.querySelectorAll("[data-role=approval-timer][data-since]").forEach(function (el) {
       const seconds = Math.max(0, Math.round((Date.now() - Date.parse(el.dataset.since)) / 1000));
-      el.textContent = seconds >= 60 ? Math.floor(seconds / 60) + " min " + (seconds % 60) + " s" : seconds + " s";
+      el.textContent = seconds >= 60 ? fmt(gettext("%(min)s min %(s)s s"), { min: Math.floor(seconds / 60), s: seconds % 60 })
+        : fmt(gettext("%(s)s s"), { s: seconds });
     });
   }
   tickApprovalTimers();
   setInterval(tickApprovalTimers, 1000);
 
+  const LINK_WAIT = gettext("waiting for you to open or decline the link below");
   function applyLink(run, data) {
     if (data.state === "pending") {
-      if (!timers[run]) startTimer(run, "Tool " + data.tool + " running");
-      progressText[run] = "waiting for you to open or decline the link below";
+      if (!timers[run]) startTimer(run, fmt(gettext("Tool %(name)s running"), { name: data.tool }));
+      progressText[run] = LINK_WAIT;
       timers[run].tick();
-    } else if (progressText[run] && progressText[run].indexOf("the link below") >= 0) {
+    } else if (progressText[run] === LINK_WAIT) {
       delete progressText[run];
     }
     refreshLinks(run);
@@ -189,16 +195,16 @@
   }
 
   function applyToolCall(run, data) {
-    const label = "Tool " + data.name;
+    const label = fmt(gettext("Tool %(name)s running"), { name: data.name });
     if (["succeeded", "failed", "unknown", "denied", "invalid"].indexOf(data.status) >= 0) {
       (finishedCalls[run] = finishedCalls[run] || {})[data.call_id] = true;
     }
-    if (data.status === "running") startTimer(run, label + " running");
+    if (data.status === "running") startTimer(run, label);
     else if (data.status === "awaiting_approval") {
-      stopTimer(run); setWaiting(run, "Waiting for approval of " + data.name + "…");
+      stopTimer(run); setWaiting(run, fmt(gettext("Waiting for approval of %(name)s…"), { name: data.name }));
       refreshPart(run, "approval-card");
     }
-    else { stopTimer(run); setWaiting(run, "Thinking…"); }
+    else { stopTimer(run); setWaiting(run, gettext("Thinking…")); }
     refreshTrace(run);
   }
 
@@ -213,11 +219,11 @@
       if (!ensureRun(run)) return;
       const stream = part(run, "stream");
       if (stream && data.text) { stream.textContent += data.text; setWaiting(run, ""); }
-      if (data.tool_calls && data.tool_calls.length) setWaiting(run, "Preparing tool calls…");
+      if (data.tool_calls && data.tool_calls.length) setWaiting(run, gettext("Preparing tool calls…"));
     } else if (frame.type === K.ROUND_STARTED) {
       ensureRun(run);
       stopTimer(run);
-      setWaiting(run, data.kind === "continuation" ? "Continuing the answer…" : "Thinking…");
+      setWaiting(run, data.kind === "continuation" ? gettext("Continuing the answer…") : gettext("Thinking…"));
     } else if (frame.type === K.TOOL_CALL) {
       applyToolCall(run, data);
       // A file the agent wrote shows up in the files panel while the run goes on.
@@ -227,11 +233,11 @@
     } else if (frame.type === K.LINK) {
       applyLink(run, data);
     } else if (frame.type === K.APPROVAL_REQUESTED) {
-      setWaiting(run, "Waiting for approval…");
+      setWaiting(run, gettext("Waiting for approval…"));
       setBadge(run, "awaiting_approval");
       refreshPart(run, "approval-card");
     } else if (frame.type === K.APPROVAL_DECIDED) {
-      setWaiting(run, (data.decision === "approved" ? "Approved" : "Denied") + " by " + data.by + ". Continuing…");
+      setWaiting(run, fmt(data.decision === "approved" ? gettext("Approved by %(who)s. Continuing…") : gettext("Denied by %(who)s. Continuing…"), { who: data.by }));
       setBadge(run, data.decision === "approved" ? "running" : "denied");
       refreshPart(run, "approval-card");
       refreshTrace(run);
@@ -283,10 +289,10 @@
     wsState.dataset.state = state;
     wsState.textContent = text;
   }
-  window.addEventListener("offline", function () { showState("offline", "Offline: no network"); });
+  window.addEventListener("offline", function () { showState("offline", gettext("Offline: no network")); });
   window.addEventListener("online", function () {
-    if (socket && socket.readyState === WebSocket.OPEN) { showState("live", "Live"); return; }
-    showState("reconnecting", "Reconnecting…");
+    if (socket && socket.readyState === WebSocket.OPEN) { showState("live", gettext("Live")); return; }
+    showState("reconnecting", gettext("Reconnecting…"));
     if (!socket || socket.readyState > 1) connect();
   });
 
@@ -295,7 +301,7 @@
     socket = new WebSocket(scheme + location.host + chat.dataset.wsPath);
     socket.addEventListener("open", function () {
       retry = 0;
-      showState("live", "Live");
+      showState("live", gettext("Live"));
       // Finished runs are rendered in full by the server: only unfinished ones (and any this page has
       // followed live) are resumed, so opening a long conversation does not replay its whole history.
       const active = Array.prototype.filter.call(document.querySelectorAll("[data-run]"), function (el) {
@@ -310,18 +316,19 @@
       receive(frame);
     });
     socket.addEventListener("close", function (event) {
-      if (event.code === 4403) { showState("offline", "Offline: not allowed to follow this conversation"); return; }
+      if (event.code === 4403) { showState("offline", gettext("Offline: not allowed to follow this conversation")); return; }
       // 4429: this user has too many live sockets (other tabs); try again slowly.
       if (event.code === 4429) {
-        showState("offline", "Offline: too many open tabs; retrying in 30 s");
+        showState("offline", gettext("Offline: too many open tabs; retrying in 30 s"));
         setTimeout(connect, 30000);
         return;
       }
-      if (!navigator.onLine) { showState("offline", "Offline: no network"); return; }  // "online" reconnects
+      if (!navigator.onLine) { showState("offline", gettext("Offline: no network")); return; }  // "online" reconnects
       retry = Math.min(retry + 1, 6);
       const delay = 250 * Math.pow(2, retry - 1);
       showState(retry >= 6 ? "offline" : "reconnecting",
-        (retry >= 6 ? "Offline: the server does not answer; retrying in " : "Reconnecting in ") + Math.ceil(delay / 1000) + " s…");
+        fmt(retry >= 6 ? gettext("Offline: the server does not answer; retrying in %(s)s s…") : gettext("Reconnecting in %(s)s s…"),
+          { s: Math.ceil(delay / 1000) }));
       setTimeout(connect, delay);
     });
   }
@@ -339,13 +346,13 @@
     // responseHandling); anything else that goes wrong still gets words here. The text stays.
     composer.addEventListener("htmx:sendError", function () {
       const err = document.getElementById("send-error");
-      if (err) err.textContent = "The server could not be reached; your message was not sent and is still in the box. Check your connection and send again.";
+      if (err) err.textContent = gettext("The server could not be reached; your message was not sent and is still in the box. Check your connection and send again.");
     });
     composer.addEventListener("htmx:responseError", function (event) {
       const status = event.detail.xhr.status;
       if ([409, 422, 429].indexOf(status) >= 0) return;
       const err = document.getElementById("send-error");
-      if (err) err.textContent = "The server could not take the message (HTTP " + status + "); it is still in the box. Try again in a moment.";
+      if (err) err.textContent = fmt(gettext("The server could not take the message (HTTP %(status)s); it is still in the box. Try again in a moment."), { status: status });
     });
     document.addEventListener("htmx:afterRequest", function (event) {
       // A refusal (also of Regenerate) is only useful if it is seen: bring it into view.
@@ -391,6 +398,7 @@
   const status = document.getElementById("upload-status");
   const bar = status.querySelector("progress");
   const message = status.querySelector("[data-role=upload-message]");
+  const fmt = function (text, values) { return interpolate(text, values, true); };
 
   function say(text, isError) {
     message.textContent = text;
@@ -403,12 +411,12 @@
     li.className = "file-chip";
     li.dataset.upload = file.id;
     const name = document.createElement("span");
-    name.textContent = file.name + (file.renamed ? " (renamed)" : "");
+    name.textContent = file.renamed ? fmt(gettext("%(name)s (renamed)"), { name: file.name }) : file.name;
     const hidden = document.createElement("input");
     hidden.type = "hidden"; hidden.name = "attachment"; hidden.value = String(file.id);
     const remove = document.createElement("button");
     remove.type = "button"; remove.className = "linklike"; remove.textContent = "×";
-    remove.setAttribute("aria-label", "Do not attach " + file.name + " (it stays in the workspace)");
+    remove.setAttribute("aria-label", fmt(gettext("Do not attach %(name)s (it stays in the workspace)"), { name: file.name }));
     remove.addEventListener("click", function () { li.remove(); });
     li.append(name, hidden, remove);
     pending.appendChild(li);
@@ -423,7 +431,7 @@
     xhr.open("POST", composer.dataset.uploadUrl);
     Object.keys(headers).forEach(function (k) { xhr.setRequestHeader(k, headers[k]); });
     bar.hidden = false; bar.value = 0;
-    say("Uploading " + files.length + " file" + (files.length > 1 ? "s" : "") + "…");
+    say(fmt(ngettext("Uploading %(n)s file…", "Uploading %(n)s files…", files.length), { n: files.length }));
     xhr.upload.addEventListener("progress", function (e) {
       if (e.lengthComputable) bar.value = Math.round((100 * e.loaded) / e.total);
     });
@@ -433,14 +441,14 @@
       try { body = JSON.parse(xhr.responseText); } catch (e) { body = {}; }
       if (xhr.status >= 200 && xhr.status < 300) {
         body.files.forEach(chip);
-        say(body.files.length > 1 ? body.files.length + " files uploaded; they are attached to your next message." : "1 file uploaded; it is attached to your next message.");
+        say(fmt(ngettext("%(n)s file uploaded; it is attached to your next message.", "%(n)s files uploaded; they are attached to your next message.", body.files.length), { n: body.files.length }));
         if (body.warnings && body.warnings.length) say(body.warnings.join(" "), true);
         if (window.htmx) htmx.trigger(document.body, "files-changed");
       } else {
-        say(body.error || ("The upload failed (HTTP " + xhr.status + ")."), true);
+        say(body.error || fmt(gettext("The upload failed (HTTP %(status)s)."), { status: xhr.status }), true);
       }
     });
-    xhr.addEventListener("error", function () { bar.hidden = true; say("The upload failed: the connection was lost.", true); });
+    xhr.addEventListener("error", function () { bar.hidden = true; say(gettext("The upload failed: the connection was lost."), true); });
     xhr.send(form);
   }
 
@@ -481,6 +489,6 @@
     box.focus();
   });
   start.addEventListener("htmx:sendError", function () {
-    document.getElementById("send-error").textContent = "The server could not be reached; your message is still in the box. Send again when the connection is back.";
+    document.getElementById("send-error").textContent = gettext("The server could not be reached; your message is still in the box. Send again when the connection is back.");
   });
 })();

@@ -37,13 +37,13 @@
       label.className = "code-lang";
       label.textContent = match ? match[1] : "text";
       const copy = document.createElement("button");
-      copy.type = "button"; copy.className = "code-copy linklike"; copy.textContent = "Copy";
-      copy.setAttribute("aria-label", "Copy the " + label.textContent + " code");
+      copy.type = "button"; copy.className = "code-copy linklike"; copy.textContent = gettext("Copy");
+      copy.setAttribute("aria-label", interpolate(gettext("Copy the %(language)s code"), { language: label.textContent }, true));
       copy.addEventListener("click", function () {
         if (!navigator.clipboard) return;
         navigator.clipboard.writeText((code || pre).innerText).then(function () {
-          copy.textContent = "Copied";
-          setTimeout(function () { copy.textContent = "Copy"; }, 1500);
+          copy.textContent = gettext("Copied");
+          setTimeout(function () { copy.textContent = gettext("Copy"); }, 1500);
         });
       });
       bar.append(label, copy);
@@ -92,7 +92,7 @@
           pre.replaceWith(figure);
         }).catch(function (error) {
           const note = document.createElement("p");
-          note.className = "muted"; note.textContent = "The diagram could not be drawn: " + (error && error.message ? error.message : error);
+          note.className = "muted"; note.textContent = gettext("The diagram could not be drawn:") + " " + (error && error.message ? error.message : error);
           pre.after(note);
         });
       });

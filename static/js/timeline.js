@@ -3,9 +3,14 @@
 // (the CSP allows no inline style attributes); every duration is also in text for screen readers.
 (function () {
   "use strict";
+  const fmt = function (text, values) { return interpolate(text, values, true); };
+  // Numbers in the page's language (document lang, set from Django's active language).
+  const lang = document.documentElement.lang || undefined;
+  const num0 = new Intl.NumberFormat(lang, { maximumFractionDigits: 0 });
+  const num1 = new Intl.NumberFormat(lang, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
   function ms(value) {
     if (value == null) return "–";
-    return value >= 1000 ? (value / 1000).toFixed(value >= 10000 ? 0 : 1) + " s" : Math.round(value) + " ms";
+    return value >= 1000 ? (value >= 10000 ? num0 : num1).format(value / 1000) + " s" : num0.format(Math.round(value)) + " ms";
   }
   function pct(value, total) { return Math.max(0, Math.min(100, (100 * value) / total)) + "%"; }
   function bar(track, cls, start, end, total) {
@@ -16,16 +21,21 @@
     track.appendChild(el);
     return el;
   }
+  const STATUS = { proposed: gettext("proposed"), invalid: gettext("invalid"), awaiting_approval: gettext("awaiting approval"),
+    approved: gettext("approved"), denied: gettext("denied"), running: gettext("running"), succeeded: gettext("succeeded"),
+    failed: gettext("failed"), unknown: gettext("unknown") };
   function took_(row) { return ms(row.took != null ? row.took : row.end - row.start); }
   function describe(row) {
     const took = took_(row);
     if (row.kind === "round") {
-      return row.label + ": from " + ms(row.start) + ", " + took + (row.ttft != null ? ", first token after " + ms(row.ttft) : "") +
-        (row.finish ? ", finished with " + row.finish : "");
+      return fmt(gettext("%(label)s: from %(start)s, %(took)s"), { label: row.label, start: ms(row.start), took: took }) +
+        (row.ttft != null ? fmt(gettext(", first token after %(ttft)s"), { ttft: ms(row.ttft) }) : "") +
+        (row.finish ? fmt(gettext(", finished with %(finish)s"), { finish: row.finish }) : "");
     }
-    let text = row.label + ": from " + ms(row.start) + ", " + took + ", " + (row.status || "proposed");
-    if (row.wait) text += ", waited " + ms(row.wait[1] - row.wait[0]) + " for approval";
-    if (row.attempts > 1) text += ", " + row.attempts + " attempts";
+    let text = fmt(gettext("%(label)s: from %(start)s, %(took)s"), { label: row.label, start: ms(row.start), took: took }) +
+      ", " + (STATUS[row.status || "proposed"] || row.status);
+    if (row.wait) text += fmt(gettext(", waited %(wait)s for approval"), { wait: ms(row.wait[1] - row.wait[0]) });
+    if (row.attempts > 1) text += fmt(gettext(", %(n)s attempts"), { n: row.attempts });
     return text;
   }
   function render(container, data) {
@@ -70,14 +80,14 @@
     list.appendChild(frag);
     const axis = document.createElement("p");
     axis.className = "tl-axis muted";
-    axis.textContent = "0 – " + ms(total) + " · rounds: waiting for the first token, then streaming; calls: approval wait, then running";
+    axis.textContent = "0 – " + ms(total) + " · " + gettext("rounds: waiting for the first token, then streaming; calls: approval wait, then running");
     container.replaceChildren(list, axis);
   }
   function renderAll(root) {
     (root || document).querySelectorAll("[data-role=timeline]").forEach(function (el) {
       const island = document.getElementById(el.dataset.source);
       if (!island) return;
-      try { render(el, JSON.parse(island.textContent)); } catch (e) { el.textContent = "The timeline could not be drawn."; }
+      try { render(el, JSON.parse(island.textContent)); } catch (e) { el.textContent = gettext("The timeline could not be drawn."); }
     });
   }
   // A row opens its detail in the trace below (the round, or the call with its Arguments and Result).

@@ -50,7 +50,8 @@ def test_chat_trace_shows_cache_reads_and_writes_per_round(client_for, run):
 def test_usage_chart_marks_the_cached_part_and_names_both_counts(client_for, run):
     html = client_for("alice").get(f"/c/{run.conversation_id}/").content.decode()
     assert 'class="cached"' in html
-    assert "4210 prompt (3900 cache read, 260 cache write) + 40 completion tokens" in html
+    # Numbers are localised (grouped as the page's language writes them).
+    assert "4,210 prompt (3,900 cache read, 260 cache write) + 40 completion tokens" in html
 
 
 def test_auditor_run_view_shows_cache_counts_per_round(client_for, run):

@@ -1,0 +1,306 @@
+"""The Chinese UI: the catalogue check (every string the code marks for translation has a real,
+non-fuzzy Simplified Chinese translation, and the committed .mo files are compiled from the .po
+files), the chat page rendered in zh-Hans with no English left, and how the language is chosen."""
+
+from __future__ import annotations
+
+import ast
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import polib
+import pytest
+from django.test import Client
+from django.utils.translation.template import templatize
+
+from chatapp.models import Conversation, Message, Round, Run, ToolCall, UserPreference
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCALE = ROOT / "locale" / "zh_Hans" / "LC_MESSAGES"
+PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+
+
+def _catalogue(domain: str) -> polib.POFile:
+    return polib.pofile(str(LOCALE / f"{domain}.po"))
+
+
+def _keys(po: polib.POFile) -> set[tuple[str | None, str]]:
+    return {(e.msgctxt, e.msgid) for e in po if not e.obsolete}
+
+
+# --- what the code marks for translation (what makemessages extracts, without needing xgettext) ---
+_LITERAL = r"""u?('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
+_TEMPLATE_CALL = re.compile(rf"\b(gettext|ngettext|pgettext|npgettext)\(\s*{_LITERAL}(?:\s*,\s*{_LITERAL})?")
+_JS_CALL = re.compile(r"""\b(gettext|ngettext)\(\s*"((?:[^"\\]|\\.)*)"\s*[,)]""")
+_PY_FUNCS = {"_", "gettext", "gettext_lazy", "ngettext", "ngettext_lazy", "pgettext", "pgettext_lazy"}
+
+
+def _from_templates() -> set[tuple[str | None, str]]:
+    found = set()
+    for path in (ROOT / "templates").rglob("*.html"):
+        for name, first, second in _TEMPLATE_CALL.findall(templatize(path.read_text(), origin=str(path))):
+            if name.startswith(("p", "np")):
+                found.add((ast.literal_eval(first), ast.literal_eval(second)))
+            else:
+                found.add((None, ast.literal_eval(first)))
+    return found
+
+
+def _from_python() -> set[tuple[str | None, str]]:
+    found = set()
+    for path in (ROOT / "chatapp").rglob("*.py"):
+        if "migrations" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PY_FUNCS
+            ):
+                continue
+            args = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if node.func.id.startswith("pgettext") and len(args) >= 2:
+                found.add((args[0], args[1]))
+            elif args:
+                found.add((None, args[0]))
+    return found
+
+
+def _from_javascript() -> set[tuple[str | None, str]]:
+    found = set()
+    for path in (ROOT / "static" / "js").glob("*.js"):
+        for _name, text in _JS_CALL.findall(path.read_text()):
+            found.add((None, ast.literal_eval(f'"{text}"')))
+    return found
+
+
+def test_every_string_the_code_marks_is_in_the_chinese_catalogue():
+    """Fails when a new string is wrapped but `make messages` was not run (or its translation not
+    written): the .po files are the translators' to-do list and must hold everything."""
+    missing = (_from_templates() | _from_python()) - _keys(_catalogue("django"))
+    assert sorted(missing, key=str) == []
+    missing_js = _from_javascript() - _keys(_catalogue("djangojs"))
+    assert sorted(missing_js, key=str) == []
+
+
+@pytest.mark.parametrize("domain", ["django", "djangojs"])
+def test_every_entry_has_a_real_translation_that_keeps_its_placeholders(domain):
+    po = _catalogue(domain)
+    assert len(po) > 20
+    problems = []
+    for e in po:
+        if e.obsolete:
+            continue
+        translations = list(e.msgstr_plural.values()) if e.msgid_plural else [e.msgstr]
+        if "fuzzy" in e.flags or not all(t.strip() for t in translations):
+            problems.append(("untranslated or fuzzy", e.msgid))
+            continue
+        wanted = set(PLACEHOLDER.findall(e.msgid))
+        for t in translations:
+            if set(PLACEHOLDER.findall(t)) != wanted:
+                problems.append(("placeholders differ", e.msgid, t))
+            # A translation that is still the English text (apart from names) was never done.
+            if t == e.msgid and re.search(r"[A-Za-z]{3}", PLACEHOLDER.sub("", t)):
+                problems.append(("same as English", e.msgid))
+    assert problems == []
+
+
+@pytest.mark.parametrize("domain", ["django", "djangojs"])
+def test_the_committed_mo_files_are_compiled_from_the_po_files(domain):
+    """`make run` uses the committed .mo files (no gettext needed): they must say what the .po says."""
+    po, mo = _catalogue(domain), polib.mofile(str(LOCALE / f"{domain}.mo"))
+
+    def table(catalogue):
+        return {
+            (e.msgctxt, e.msgid): (tuple(sorted(e.msgstr_plural.items())) if e.msgid_plural else e.msgstr)
+            for e in catalogue
+            if not e.obsolete and "fuzzy" not in e.flags
+        }
+
+    assert table(mo) == table(po), f"run `make messages` to recompile locale/zh_Hans/LC_MESSAGES/{domain}.mo"
+    assert mo.metadata.get("Plural-Forms", "").startswith("nplurals=1")
+
+
+# --- the chat page in Chinese ------------------------------------------------------------------
+# Words that stay as they are in the Chinese UI: the product, technical names and units.
+ALLOWED = {
+    "clearloop",
+    "demo",
+    "api",
+    "mcp",
+    "token",
+    "http",
+    "zip",
+    "enter",
+    "shift",
+    "json",
+    "markdown",
+    "english",
+    "ms",
+    "django",
+    "sql",
+    "stdio",
+    "clearloop-demo",
+}
+
+
+class _VisibleText(HTMLParser):
+    """Text a person reads: text nodes and the attributes screen readers and tooltips show; not code,
+    scripts, styles, or the user's and the model's own content (marked by the test data below)."""
+
+    SKIP = {"script", "style", "code", "pre", "template"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+        self.chunks: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.SKIP:
+            self.depth += 1
+        for name, value in attrs:
+            if name in {"placeholder", "aria-label", "title", "hx-confirm"} and value:
+                self.chunks.append(value)
+
+    def handle_endtag(self, tag):
+        if tag in self.SKIP and self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if not self.depth and data.strip():
+            self.chunks.append(data)
+
+
+def english_words(html: str, allowed: frozenset[str] | set[str] = ALLOWED) -> list[str]:
+    """Words of Latin letters; names with dots, slashes, digits or underscores (config.yaml,
+    read_file, gpt-4o) are identifiers, not sentences, and stay as they are."""
+    parser = _VisibleText()
+    parser.feed(html)
+    tokens = re.split(
+        r"[\s\u3000-\u303f\u3400-\u9fff\uff00-\uffef“”‘’·■–—…()（）:,;!?]+", " ".join(parser.chunks)
+    )
+    words = [t for t in tokens if re.fullmatch(r"[A-Za-z][A-Za-z'-]*[A-Za-z]\.?", t)]
+    return [w.rstrip(".") for w in words if w.rstrip(".").lower() not in allowed]
+
+
+@pytest.fixture
+def chinese_conversation(cast):
+    convo = Conversation.objects.create(owner=cast["alice"], title="销售报表")
+    question = Message.objects.create(
+        conversation=convo, role="user", content="上个月的销售额是多少？", payload={}
+    )
+    run = Run.objects.create(
+        conversation=convo,
+        user_message=question,
+        provider_name="demo",
+        model="m",
+        status="succeeded",
+        prompt_tokens=1200,
+        completion_tokens=80,
+        rounds_count=2,
+        tool_calls_count=1,
+    )
+    question.run = run
+    question.save()
+    Message.objects.create(
+        conversation=convo, run=run, role="assistant", content="上个月的销售额是 42 万元。"
+    )
+    for index in (0, 1):
+        Round.objects.create(
+            run=run,
+            index=index,
+            provider_name="demo",
+            model="m",
+            finish_reason="stop",
+            usage={"prompt_tokens": 600, "completion_tokens": 40},
+            cost="0.01",
+        )
+    ToolCall.objects.create(
+        run=run,
+        round_index=0,
+        index=0,
+        call_id="c1",
+        name="read_file",
+        arguments='{"path": "sales.csv"}',
+        result='{"rows": 3}',
+        status="succeeded",
+    )
+    return convo
+
+
+def test_the_chat_page_in_chinese_has_no_english_left(cast, chinese_conversation, settings):
+    # Also as they are: the currency code, the model's finish reasons, the accepted file types.
+    allowed = ALLOWED | {settings.COST_CURRENCY.lower(), "stop", "length", *settings.UPLOAD_ALLOWED_TYPES}
+    client = Client(HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9")
+    client.force_login(cast["alice"])
+    for url in ("/", f"/c/{chinese_conversation.pk}/"):
+        response = client.get(url)
+        assert response.status_code == 200
+        html = response.content.decode()
+        assert '<html lang="zh-hans"' in html
+        assert " ".join(w for w in english_words(html, allowed) if w != "alice") == "", url
+
+
+def test_the_same_page_in_english_is_english(cast, chinese_conversation):
+    client = Client(HTTP_ACCEPT_LANGUAGE="en-GB,en;q=0.9")
+    client.force_login(cast["alice"])
+    html = client.get(f"/c/{chinese_conversation.pk}/").content.decode()
+    assert '<html lang="en"' in html and "New conversation" in html and "新对话" not in html
+
+
+# --- choosing the language ---------------------------------------------------------------------
+def _log_in(client: Client, name: str) -> None:
+    response = client.post("/login/", {"username": name, "password": f"{name}-pass"})
+    assert response.status_code == 302, response.content[:500]
+
+
+def test_the_browser_language_is_the_default(cast):
+    client = Client(HTTP_ACCEPT_LANGUAGE="zh-CN")
+    client.force_login(cast["bob"])
+    assert "新对话" in client.get("/").content.decode()
+    client = Client(HTTP_ACCEPT_LANGUAGE="fr-FR,en;q=0.5")
+    client.force_login(cast["bob"])
+    assert "New conversation" in client.get("/").content.decode()
+
+
+def test_the_switch_is_remembered_for_the_person_across_logout_and_login(cast):
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    _log_in(client, "alice")
+    response = client.post("/language/", {"language": "zh-hans", "next": "/"})
+    assert response.status_code == 302 and response["Location"] == "/"
+    assert UserPreference.objects.get(user=cast["alice"]).language == "zh-hans"
+    assert "新对话" in client.get("/").content.decode()
+    client.post("/logout/")
+    # Another browser (no language cookie) that asks for English still gets alice's choice.
+    other = Client(HTTP_ACCEPT_LANGUAGE="en")
+    _log_in(other, "alice")
+    html = other.get("/").content.decode()
+    assert "新对话" in html and '<html lang="zh-hans"' in html
+    # Bob, in the same kind of browser, is not affected.
+    bob = Client(HTTP_ACCEPT_LANGUAGE="en")
+    _log_in(bob, "bob")
+    assert "New conversation" in bob.get("/").content.decode()
+
+
+def test_switching_back_to_english_is_remembered_too(cast):
+    UserPreference.objects.create(user=cast["alice"], language="zh-hans")
+    client = Client(HTTP_ACCEPT_LANGUAGE="zh-CN")
+    _log_in(client, "alice")
+    client.post("/language/", {"language": "en", "next": "/"})
+    fresh = Client(HTTP_ACCEPT_LANGUAGE="zh-CN")
+    _log_in(fresh, "alice")
+    assert "New conversation" in fresh.get("/").content.decode()
+
+
+def test_an_unknown_language_is_refused_and_changes_nothing(cast):
+    client = Client()
+    client.force_login(cast["alice"])
+    response = client.post("/language/", {"language": "xx", "next": "/"})
+    assert response.status_code == 400
+    assert not UserPreference.objects.filter(user=cast["alice"]).exists()
+
+
+def test_the_javascript_catalogue_serves_the_chinese_strings(cast):
+    client = Client(HTTP_ACCEPT_LANGUAGE="zh-CN")
+    client.force_login(cast["alice"])
+    body = client.get("/jsi18n/").content.decode()
+    assert "\\u91cd\\u65b0\\u8fde\\u63a5\\u4e2d" in body or "重新连接中" in body  # Reconnecting…
