@@ -6,31 +6,41 @@ from typing import Any
 
 from django import forms
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils.translation import gettext, gettext_lazy
 
 from chatapp.models import Message, Run, ToolCall
+from chatapp.status_words import word
 
 
 class RunFilter(forms.Form):
-    user = forms.CharField(required=False, max_length=150, label="User")
-    date_from = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
-    date_to = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
-    tool = forms.CharField(required=False, max_length=200, label="Tool")
-    status = forms.ChoiceField(required=False, choices=[("", "any"), *Run.Status.choices], label="Status")
-    provider = forms.ChoiceField(required=False, label="Provider")
-    q = forms.CharField(required=False, max_length=200, label="Text")
+    user = forms.CharField(required=False, max_length=150, label=gettext_lazy("User"))
+    date_from = forms.DateField(
+        required=False, label=gettext_lazy("From"), widget=forms.DateInput(attrs={"type": "date"})
+    )
+    date_to = forms.DateField(
+        required=False, label=gettext_lazy("To"), widget=forms.DateInput(attrs={"type": "date"})
+    )
+    tool = forms.CharField(required=False, max_length=200, label=gettext_lazy("Tool"))
+    status = forms.ChoiceField(required=False, label=gettext_lazy("Status"))
+    provider = forms.ChoiceField(required=False, label=gettext_lazy("Provider"))
+    q = forms.CharField(required=False, max_length=200, label=gettext_lazy("Text"))
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         names = Run.objects.order_by("provider_name").values_list("provider_name", flat=True).distinct()
         provider = self.fields["provider"]
         assert isinstance(provider, forms.ChoiceField)
-        provider.choices = [("", "any"), *((n, n) for n in names)]
+        provider.choices = [("", gettext("any")), *((n, n) for n in names)]
+        status = self.fields["status"]
+        assert isinstance(status, forms.ChoiceField)
+        # The states in the page's language (chatapp/status_words.py), their stored values unchanged.
+        status.choices = [("", gettext("any")), *((value, word(value)) for value in Run.Status.values)]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         start, end = data.get("date_from"), data.get("date_to")
         if start and end and start > end:
-            raise forms.ValidationError("The start date is after the end date.")
+            raise forms.ValidationError(gettext("The start date is after the end date."))
         return data
 
     def description(self) -> dict[str, str]:

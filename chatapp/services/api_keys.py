@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from chatapp.audit import record
 from chatapp.models import ApiAuthFailure, ApiKey
@@ -71,20 +72,23 @@ def create_key(
 ) -> NewKey:
     name = (name or "").strip()[:100]
     if not name:
-        raise KeyRefused("Give the key a name, so you can tell it from the others later.")
+        raise KeyRefused(_("Give the key a name, so you can tell it from the others later."))
     scope_list = parse_scopes(scopes)
     if "approve" in scope_list:
         from chatapp.services.approvals import may_approve
 
         if not may_approve(user):
-            raise KeyRefused(f"{user.get_username()} may not approve tool calls, so a key cannot either.")
+            raise KeyRefused(
+                _("%(user)s may not approve tool calls, so a key cannot either.")
+                % {"user": user.get_username()}
+            )
     if expires_at is not None and expires_at <= timezone.now():
-        raise KeyRefused("The expiry date is in the past.")
+        raise KeyRefused(_("The expiry date is in the past."))
     if ApiKey.objects.filter(user=user, revoked_at__isnull=True).count() >= MAX_KEYS_PER_USER:
-        raise KeyRefused(f"You have {MAX_KEYS_PER_USER} active keys; revoke one first.")
-    for _ in range(5):
+        raise KeyRefused(_("You have %(n)s active keys; revoke one first.") % {"n": MAX_KEYS_PER_USER})
+    for _attempt in range(5):
         prefix = "".join(
-            secrets.choice("abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789") for _ in range(12)
+            secrets.choice("abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789") for _char in range(12)
         )
         secret = f"clk_{prefix}_{secrets.token_urlsafe(32)}"
         try:
@@ -110,7 +114,7 @@ def create_key(
             return NewKey(key, secret)
         except IntegrityError:
             continue  # the prefix was taken: draw another
-    raise KeyRefused("Could not draw a unique key; try again.")
+    raise KeyRefused(_("Could not draw a unique key; try again."))
 
 
 def revoke_key(key: ApiKey, by: Any) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from chatapp import event_log, frames
 from chatapp.audit import record
@@ -20,6 +21,7 @@ from chatapp.services import policies
 from chatapp.services.dispatch import enqueue_on_commit
 from chatapp.services.errors import ChatError
 from chatapp.services.run_lifecycle import move_locked
+from chatapp.status_words import word
 
 
 class ApprovalRefused(ChatError):
@@ -74,12 +76,15 @@ def _check_person(user: Any, call: ToolCall) -> None:
         return  # the policy asks the person in the chat; recorded as their Approval like any other
     if not may_approve(user):
         raise ApprovalRefused(
-            f"{user.get_username()} may not approve tool calls "
-            "(it takes staff status and the permission approve_toolcall)."
+            _(
+                "%(user)s may not approve tool calls "
+                "(it takes staff status and the permission approve_toolcall)."
+            )
+            % {"user": user.get_username()}
         )
     rule = policies.match(policies.load_rules(), call.name)
     if owner_id == user.pk and call.risk == "high" and not (rule and rule.allow_self_approval):
-        raise ApprovalRefused("You cannot approve a high-risk call made in your own conversation.")
+        raise ApprovalRefused(_("You cannot approve a high-risk call made in your own conversation."))
 
 
 def decide(call_pk: int, user: Any, *, approve: bool, reason: str = "") -> Approval:
@@ -91,9 +96,13 @@ def decide(call_pk: int, user: Any, *, approve: bool, reason: str = "") -> Appro
             call.status != ToolCall.Status.AWAITING_APPROVAL
             or Approval.objects.filter(tool_call=call).exists()
         ):
-            raise AlreadyDecided(f"This call was already decided (it is {call.status}).")
+            raise AlreadyDecided(
+                _("This call was already decided (it is %(state)s).") % {"state": word(call.status)}
+            )
         if run.status != Run.Status.AWAITING_APPROVAL:
-            raise AlreadyDecided(f"The run is {run.status}; there is nothing left to decide.")
+            raise AlreadyDecided(
+                _("The run is %(state)s; there is nothing left to decide.") % {"state": word(run.status)}
+            )
         decision = Approval.Decision.APPROVED if approve else Approval.Decision.DENIED
         approval = Approval.objects.create(
             tool_call=call,

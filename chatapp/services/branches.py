@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from chatapp.models import ACTIVE_STATUSES, Conversation, Message, Run
 from chatapp.services.errors import ChatError
@@ -103,8 +104,10 @@ def leaf_below_message(message: Message) -> Run | None:
 def refuse_while_streaming(convo: Conversation) -> None:
     if convo.runs.filter(status__in=ACTIVE_STATUSES).exists():
         raise BranchSwitchRefused(
-            "The assistant is still answering in this conversation. "
-            "Wait for it or stop it, then switch branches."
+            _(
+                "The assistant is still answering in this conversation. "
+                "Wait for it or stop it, then switch branches."
+            )
         )
 
 
@@ -123,7 +126,7 @@ def switch_to(convo: Conversation, *, message_id: int | None = None, run_id: int
             run = Run.objects.filter(pk=run_id, conversation=convo).first()
             target = leaf_below_run(run) if run else None
         if target is None:
-            raise BranchSwitchRefused("That branch is not part of this conversation.")
+            raise BranchSwitchRefused(_("That branch is not part of this conversation."))
         convo.active_run = target
         convo.save(update_fields=["active_run"])
     return target

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from chatapp.audit import record
 from chatapp.models import ACTIVE_STATUSES, Conversation, Message, Upload
@@ -73,9 +74,9 @@ def restore(user: Any, conversation_id: int) -> Conversation:
             .first()
         )
         if convo is None:
-            raise RestoreRefused("There is no deleted conversation to bring back.")
+            raise RestoreRefused(_("There is no deleted conversation to bring back."))
         if convo.deleted_at is None or convo.deleted_at < window:
-            raise RestoreRefused("It is too late to undo this delete.")
+            raise RestoreRefused(_("It is too late to undo this delete."))
         convo.deleted_at = None
         convo.save(update_fields=["deleted_at"])
         record(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import io
 
+from django.utils.translation import gettext as _
 from PIL import Image
 
 from agent.messages import MediaPart
@@ -45,9 +46,12 @@ def image_parts(
     refused = [u.name for u, mime in images if mime not in caps.user_image_media]
     if refused:
         raise MessageRejected(
-            f"{provider} · {model or provider.model} reads text only (its capabilities list no image input "
-            f"of this type), so {', '.join(refused)} cannot be sent to it. Remove the image from the message "
-            "(it stays in the workspace), or pick a model that reads images."
+            _(
+                "%(model)s reads text only (its capabilities list no image input of this type), so %(files)s "
+                "cannot be sent to it. Remove the image from the message (it stays in the workspace), or "
+                "pick a model that reads images."
+            )
+            % {"model": f"{provider} · {model or provider.model}", "files": ", ".join(refused)}
         )
     return tuple(_part(convo, u, caps.image_max_edge) for u, _ in images)
 
@@ -56,7 +60,9 @@ def _part(convo: Conversation, upload: Upload, max_edge: int) -> MediaPart:
     try:
         handle, _, _ = open_for_reading(convo, upload.name)
     except FileRefused as exc:
-        raise MessageRejected(f"{upload.name} can no longer be read: {exc}") from None
+        raise MessageRejected(
+            _("%(name)s can no longer be read: %(error)s") % {"name": upload.name, "error": exc}
+        ) from None
     with handle, Image.open(handle) as image:
         image.seek(0)  # an animated GIF is sent as its first frame ("not animated", both providers)
         fmt = image.format if image.format in ("PNG", "JPEG", "WEBP") else "PNG"

@@ -18,6 +18,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from chatapp.models import ProviderConfig, Run
 from chatapp.services.errors import ChatError
@@ -41,8 +42,11 @@ def check_user_limits(user_id: int) -> None:
     limit = settings.MAX_RUNS_IN_FLIGHT_PER_USER
     if in_flight >= limit:
         raise LimitReached(
-            f"You already have {in_flight} answers in progress; the limit is {limit}. "
-            "Wait for one to finish (or stop one), then send again."
+            _(
+                "You already have %(n)s answers in progress; the limit is %(limit)s. "
+                "Wait for one to finish (or stop one), then send again."
+            )
+            % {"n": in_flight, "limit": limit}
         )
     since = timezone.now() - timedelta(seconds=60)
     recent = list(
@@ -52,8 +56,8 @@ def check_user_limits(user_id: int) -> None:
     if len(recent) >= per_minute:
         wait = max(1, int((recent[-per_minute] - since).total_seconds()) + 1)
         raise LimitReached(
-            f"You sent {len(recent)} messages in the last minute; the limit is {per_minute}. "
-            f"Try again in {wait} s."
+            _("You sent %(n)s messages in the last minute; the limit is %(limit)s. Try again in %(wait)s s.")
+            % {"n": len(recent), "limit": per_minute, "wait": wait}
         )
     # What admins set per user and group (issue 13): tighter limits and the token/cost budgets.
     from chatapp.services.quotas import check_run_start

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from chatapp.models import ProviderConfig
 from chatapp.services.errors import ProviderUnavailable
@@ -60,8 +61,11 @@ def default_provider() -> ProviderConfig:
     if flagged is not None:
         if not flagged.enabled:
             raise ProviderUnavailable(
-                f"The default model ({flagged}) is disabled. Choose a model in the menu above, "
-                "or ask an admin to make another provider the default."
+                _(
+                    "The default model (%(name)s) is disabled. Choose a model in the menu above, "
+                    "or ask an admin to make another provider the default."
+                )
+                % {"name": flagged}
             )
         return flagged
     if settings.DEFAULT_PROVIDER:
@@ -72,8 +76,10 @@ def default_provider() -> ProviderConfig:
     if demo is not None:
         return demo
     raise ProviderUnavailable(
-        "No default model is set. Choose a model in the menu above; an admin can tick "
-        "“default for everyone” on a provider (or set CLEARLOOP_DEFAULT_PROVIDER)."
+        _(
+            "No default model is set. Choose a model in the menu above; an admin can tick "
+            "“default for everyone” on a provider (or set CLEARLOOP_DEFAULT_PROVIDER)."
+        )
     )
 
 
@@ -82,7 +88,7 @@ def default_label() -> str:
     try:
         provider = default_provider()
     except ProviderUnavailable:
-        return "none set"
+        return _("none set")
     return f"{provider} · {provider.model}"
 
 
@@ -90,5 +96,5 @@ def provider_by_name(name: str) -> ProviderConfig:
     ensure_env_providers()
     provider = ProviderConfig.objects.filter(name=name, enabled=True).first()
     if provider is None:
-        raise ProviderUnavailable(f"No enabled provider named {name!r}.")
+        raise ProviderUnavailable(_("No enabled provider named %(name)r.") % {"name": name})
     return provider

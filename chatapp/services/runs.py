@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from chatapp.audit import record
 from chatapp.models import ACTIVE_STATUSES, Conversation, Message, ProviderConfig, Run, Upload
@@ -20,17 +21,23 @@ from chatapp.stop_signal import announce
 
 def check_message(text: str) -> str:
     if not text or not text.strip():
-        raise MessageRejected("The message is empty. Type something to send.")
+        raise MessageRejected(_("The message is empty. Type something to send."))
     if "\x00" in text:
         # PostgreSQL cannot store it, and no text a person types contains it (review L6).
         raise MessageRejected(
-            "The message contains a NUL character (U+0000), which cannot be stored. Remove it and send again."
+            _(
+                "The message contains a NUL character (U+0000), which cannot be stored. "
+                "Remove it and send again."
+            )
         )
     size = len(text.encode("utf-8", "replace"))
     if size > settings.MAX_MESSAGE_BYTES:
         raise MessageRejected(
-            f"The message is {size:,} bytes; the limit is {settings.MAX_MESSAGE_BYTES:,} bytes. "
-            "Attach long text as a file in the workspace instead."
+            _(
+                "The message is %(size)s bytes; the limit is %(limit)s bytes. "
+                "Attach long text as a file in the workspace instead."
+            )
+            % {"size": f"{size:,}", "limit": f"{settings.MAX_MESSAGE_BYTES:,}"}
         )
     return text
 
@@ -42,8 +49,11 @@ def provider_for(conversation: Conversation) -> ProviderConfig:
             return provider
         # Never a silent switch to another model: the person chose this one.
         raise ProviderUnavailable(
-            f"The model chosen for this conversation ({provider.label or provider.name}) has been disabled "
-            "by an admin. Choose another model in the menu above and send again."
+            _(
+                "The model chosen for this conversation (%(name)s) has been disabled by an admin. Choose "
+                "another model in the menu above and send again."
+            )
+            % {"name": provider.label or provider.name}
         )
     return default_provider()
 
@@ -67,8 +77,10 @@ def _pending_uploads(conversation: Conversation, ids: list[int]) -> list[Upload]
     )
     if len(rows) != len(set(ids)):
         raise MessageRejected(
-            "An attached file is no longer available (deleted, or attached to another message). "
-            "Remove it from the message and send again."
+            _(
+                "An attached file is no longer available (deleted, or attached to another message). "
+                "Remove it from the message and send again."
+            )
         )
     return rows
 
@@ -122,7 +134,7 @@ def start_run(
             record("run_created", run_id=run.pk, actor=conversation.owner.get_username(), subject=run)
     except IntegrityError as exc:
         raise RunAlreadyActive(
-            "The assistant is still answering in this conversation. Wait for it or stop it first."
+            _("The assistant is still answering in this conversation. Wait for it or stop it first.")
         ) from exc
     return run
 
@@ -131,7 +143,7 @@ def regenerate_run(run: Run) -> Run:
     """A new answer to the same question, a sibling of ``run`` (shown in its place as ‹ 2/2 ›)."""
     conversation = run.conversation
     if run.user_message is None:
-        raise MessageRejected("This answer has no stored question to answer again.")
+        raise MessageRejected(_("This answer has no stored question to answer again."))
     provider = provider_for(conversation)
     model = check_model(provider, conversation.model_override)
     try:
@@ -142,7 +154,7 @@ def regenerate_run(run: Run) -> Run:
             record("run_created", run_id=new.pk, actor=conversation.owner.get_username(), subject=new)
     except IntegrityError as exc:
         raise RunAlreadyActive(
-            "The assistant is still answering in this conversation. Wait for it or stop it first."
+            _("The assistant is still answering in this conversation. Wait for it or stop it first.")
         ) from exc
     return new
 

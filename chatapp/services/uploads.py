@@ -23,6 +23,7 @@ from typing import Any
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from agent.tools.workspace import SafePath, open_dir
 from chatapp.audit import record
@@ -79,11 +80,16 @@ def check_upload(name: str, upload: Any) -> None:
     ext = _extension(name)
     if ext not in settings.UPLOAD_ALLOWED_TYPES:
         allowed = ", ".join(settings.UPLOAD_ALLOWED_TYPES)
-        kind = f".{ext} files" if ext else "files without an extension"
-        raise UploadRefused(f"{name}: {kind} are not accepted here (allowed: {allowed}).", 415)
+        kind = _(".%(ext)s files") % {"ext": ext} if ext else _("files without an extension")
+        raise UploadRefused(
+            _("%(name)s: %(kind)s are not accepted here (allowed: %(allowed)s).")
+            % {"name": name, "kind": kind, "allowed": allowed},
+            415,
+        )
     if upload.size > settings.UPLOAD_MAX_BYTES:
         raise UploadRefused(
-            f"{name} is {upload.size:,} bytes; the limit per file is {settings.UPLOAD_MAX_BYTES:,} bytes.",
+            _("%(name)s is %(size)s bytes; the limit per file is %(limit)s bytes.")
+            % {"name": name, "size": f"{upload.size:,}", "limit": f"{settings.UPLOAD_MAX_BYTES:,}"},
             413,
         )
     if ext in IMAGE_TYPES:
@@ -146,9 +152,15 @@ def store_uploads(convo: Conversation, files: Sequence[Any], user: Any) -> Store
     used = used_bytes(convo)
     if used + incoming > settings.WORKSPACE_MAX_BYTES:
         raise UploadRefused(
-            f"This conversation's files would take {used + incoming:,} bytes; the limit is "
-            f"{settings.WORKSPACE_MAX_BYTES:,} bytes (in use: {used:,}). "
-            "Delete files or start a new conversation.",
+            _(
+                "This conversation's files would take %(total)s bytes; the limit is %(limit)s bytes (in "
+                "use: %(used)s). Delete files or start a new conversation."
+            )
+            % {
+                "total": f"{used + incoming:,}",
+                "limit": f"{settings.WORKSPACE_MAX_BYTES:,}",
+                "used": f"{used:,}",
+            },
             413,
         )
     root = root_of(convo)

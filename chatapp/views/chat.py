@@ -8,6 +8,7 @@ from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from chatapp.access import is_auditor, owned_conversation_or_404, refuse_auditors, viewable_run_or_404
@@ -298,7 +299,9 @@ def conversation_settings(request: HttpRequest, conversation_id: int) -> HttpRes
     provider = ProviderConfig.objects.filter(name=provider_name, enabled=True).first()
     if provider_name and provider is None:
         return _picker_status(
-            request, convo, error=f"No enabled model named {provider_name!r}; nothing changed."
+            request,
+            convo,
+            error=_("No enabled model named %(name)r; nothing changed.") % {"name": provider_name},
         )
     convo.provider = provider
     model = request.POST.get("model", "").strip()[:120]
@@ -307,7 +310,10 @@ def conversation_settings(request: HttpRequest, conversation_id: int) -> HttpRes
     except ChatError as error:
         return _picker_status(request, convo, error=str(error))
     if model and not model_allowed(chosen, model):
-        refused = f"The model {model!r} is not offered by {chosen}; the setting was not changed."
+        refused = _("The model %(model)r is not offered by %(provider)s; the setting was not changed.") % {
+            "model": model,
+            "provider": chosen,
+        }
         return _picker_status(request, convo, error=refused)
     convo.model_override = model
     save_toggles(convo, request.POST)

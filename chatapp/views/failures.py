@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
 from chatapp.models import ProviderConfig, Run
 
 
@@ -23,37 +26,63 @@ class Failure:
 
 def _where(provider: ProviderConfig | None, run: Run) -> tuple[str, str]:
     if provider is None:
-        return "the model server", f"'{run.provider_name}'"
+        return _("the model server"), f"'{run.provider_name}'"
     parts = urlsplit(provider.base_url or "")
     host = parts.netloc or provider.base_url or "?"
-    return f"the model server at {host}", f"'{provider.name}'"
+    return _("the model server at %(host)s") % {"host": host}, f"'{provider.name}'"
 
 
+# Lazy: the sentences are read in the language of the page that shows the failure.
 _CONNECTION = {
-    "timed out": "{server} did not answer in time. Try again; if it keeps happening, check the provider "
-    "{name} in the admin.",
-    "connect": "{server} refused the connection or could not be reached: check the provider {name} in "
-    "the admin (is the server running?), or choose another model.",
+    "timed out": gettext_lazy(
+        "%(server)s did not answer in time. Try again; if it keeps happening, check the provider "
+        "%(name)s in the admin."
+    ),
+    "connect": gettext_lazy(
+        "%(server)s refused the connection or could not be reached: check the provider %(name)s in "
+        "the admin (is the server running?), or choose another model."
+    ),
 }
 _SENTENCES = {
-    "StalledStream": "{server} stopped sending for too long. Try again; an admin can raise the idle "
-    "timeout of the provider {name}.",
-    "RateLimited": "{server} is limiting requests (rate limit). Wait a minute and try again.",
-    "QuotaExceeded": "The account behind the provider {name} has no quota or credit left. Ask an admin "
-    "to top it up, or choose another model.",
-    "AuthenticationFailed": "{server} refused the credentials of the provider {name}: ask an admin to "
-    "check its API key in the admin.",
-    "ContextTooLong": "This conversation is now too long for the model. Start a new conversation, or "
-    "choose a model with a larger context window.",
-    "StreamEndedEarly": "The connection to {server} closed before the answer was complete. Try again.",
-    "MalformedStream": "{server} sent an answer clearloop could not read. Try again; if it keeps "
-    "happening, check the provider {name} in the admin.",
-    "BadRequest": "{server} rejected the request ({message}). Check the provider {name} and its model "
-    "name in the admin.",
-    "BudgetExceeded": "{message}. The round in progress was finished; ask an admin for a larger quota.",
-    "PoisonRun": "The run stopped the worker several times and was given up. An admin can find the "
-    "details in the audit log.",
+    "StalledStream": gettext_lazy(
+        "%(server)s stopped sending for too long. Try again; an admin can raise the idle "
+        "timeout of the provider %(name)s."
+    ),
+    "RateLimited": gettext_lazy("%(server)s is limiting requests (rate limit). Wait a minute and try again."),
+    "QuotaExceeded": gettext_lazy(
+        "The account behind the provider %(name)s has no quota or credit left. Ask an admin "
+        "to top it up, or choose another model."
+    ),
+    "AuthenticationFailed": gettext_lazy(
+        "%(server)s refused the credentials of the provider %(name)s: ask an admin to "
+        "check its API key in the admin."
+    ),
+    "ContextTooLong": gettext_lazy(
+        "This conversation is now too long for the model. Start a new conversation, or "
+        "choose a model with a larger context window."
+    ),
+    "StreamEndedEarly": gettext_lazy(
+        "The connection to %(server)s closed before the answer was complete. Try again."
+    ),
+    "MalformedStream": gettext_lazy(
+        "%(server)s sent an answer clearloop could not read. Try again; if it keeps "
+        "happening, check the provider %(name)s in the admin."
+    ),
+    "BadRequest": gettext_lazy(
+        "%(server)s rejected the request (%(message)s). Check the provider %(name)s and its model "
+        "name in the admin."
+    ),
+    "BudgetExceeded": gettext_lazy(
+        "%(message)s. The round in progress was finished; ask an admin for a larger quota."
+    ),
+    "PoisonRun": gettext_lazy(
+        "The run stopped the worker several times and was given up. An admin can find the "
+        "details in the audit log."
+    ),
 }
+_TRANSIENT = gettext_lazy(
+    "%(server)s had a temporary problem and did not recover after retries. Try again in a moment."
+)
 
 
 def _sentence(run: Run, server: str, name: str) -> str:
@@ -61,12 +90,10 @@ def _sentence(run: Run, server: str, name: str) -> str:
     template = _SENTENCES.get(cls)
     if cls == "TransientUpstream":
         lowered = message.lower()
-        template = next((t for key, t in _CONNECTION.items() if key in lowered), None) or (
-            "{server} had a temporary problem and did not recover after retries. Try again in a moment."
-        )
+        template = next((t for key, t in _CONNECTION.items() if key in lowered), None) or _TRANSIENT
     if template is None:
-        return f"The run failed: {message or cls}."
-    text = template.format(server=server, name=name, message=message.rstrip("."))
+        return _("The run failed: %(reason)s.") % {"reason": message or cls}
+    text = str(template) % {"server": server, "name": name, "message": message.rstrip(".")}
     return text[0].upper() + text[1:]
 
 

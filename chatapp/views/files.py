@@ -13,6 +13,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonRe
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -158,7 +159,7 @@ def upload(request: HttpRequest, conversation_id: int) -> HttpResponse:
 def _upload_into(request: HttpRequest, convo: Conversation) -> HttpResponse:
     files = request.FILES.getlist("file")
     if not files:
-        return JsonResponse({"error": "No file was sent."}, status=400)
+        return JsonResponse({"error": _("No file was sent.")}, status=400)
     try:
         stored = uploads.store_uploads(convo, files, request.user)
     except uploads.UploadRefused as exc:

@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from chatapp.models import ApiKey
@@ -20,7 +21,7 @@ def _expiry(raw: str) -> datetime | None:
     try:
         day = datetime.strptime(raw, "%Y-%m-%d").date()
     except ValueError:
-        raise api_keys.KeyRefused("The expiry date is not a date (YYYY-MM-DD).") from None
+        raise api_keys.KeyRefused(_("The expiry date is not a date (YYYY-MM-DD).")) from None
     return timezone.make_aware(datetime.combine(day, time.max))
 
 

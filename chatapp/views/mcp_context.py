@@ -10,6 +10,7 @@ from celery.exceptions import TimeoutError as CeleryTimeout
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from chatapp.access import owned_conversation_or_404
@@ -24,7 +25,7 @@ def _ask(task, *args) -> tuple[dict | None, str | None]:
     try:
         return task.delay(*args).get(timeout=WAIT), None
     except CeleryTimeout:
-        return None, "No worker answered in time; is the Celery worker running?"
+        return None, _("No worker answered in time; is the Celery worker running?")
     except Exception as exc:  # noqa: BLE001 - the server's error is shown to the user as it is
         return None, f"{type(exc).__name__}: {exc}"
 
@@ -40,7 +41,9 @@ def context_menu(request: HttpRequest, conversation_id: int) -> HttpResponse:
 def _switched_off(convo, server: str) -> str | None:
     """A server the user switched off for this conversation is not read from for it either."""
     if (convo.tool_settings or {}).get("servers", {}).get(server) is False:
-        return f"The MCP server {server!r} is switched off in this conversation's settings."
+        return _("The MCP server %(name)r is switched off in this conversation's settings.") % {
+            "name": server
+        }
     return None
 
 

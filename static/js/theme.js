@@ -31,10 +31,3 @@
     if (drawer.classList.contains("open") && !drawer.contains(e.target) && !toggle.contains(e.target)) set(false);
   });
 })();
-
-// The language switch in the header applies on change (the form posts to Django's set_language).
-(function () {
-  "use strict";
-  const menu = document.querySelector("[data-role=language-menu]");
-  if (menu) menu.addEventListener("change", function () { menu.form.submit(); });
-})();

@@ -304,3 +304,16 @@ def test_the_javascript_catalogue_serves_the_chinese_strings(cast):
     client.force_login(cast["alice"])
     body = client.get("/jsi18n/").content.decode()
     assert "\\u91cd\\u65b0\\u8fde\\u63a5\\u4e2d" in body or "重新连接中" in body  # Reconnecting…
+
+
+def test_the_audit_pages_in_chinese_have_no_english_left(cast, chinese_conversation, settings):
+    allowed = ALLOWED | {settings.COST_CURRENCY.lower(), "stop", "length", "jsonl", "opentelemetry", "normal", "id"}
+    run = chinese_conversation.runs.get()
+    client = Client(HTTP_ACCEPT_LANGUAGE="zh-CN")
+    client.force_login(cast["otto"])
+    for url in ("/audit/", f"/audit/runs/{run.pk}/", "/audit/log/"):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        html = response.content.decode()
+        names = {"alice", "otto"}
+        assert " ".join(w for w in english_words(html, allowed) if w not in names) == "", url
