@@ -57,7 +57,9 @@ def wait_for(predicate, timeout: float, what: str, proc: subprocess.Popen | None
 @dataclass
 class Stack:
     port: int = 8000
-    worker_concurrency: int = field(default_factory=lambda: settings.WORKER_RUNS)
+    # Celery threads per worker (they admit runs, no run holds one); runs carried: ``worker_runs``.
+    worker_concurrency: int = field(default_factory=lambda: settings.WORKER_THREADS)
+    worker_runs: int | None = None  # CLEARLOOP_WORKER_RUNS for the workers (None: the environment's)
     workers: int = 1
     with_web: bool = True
     with_worker: bool = True
@@ -83,7 +85,9 @@ class Stack:
             if self.with_worker:
                 for n in range(1, self.workers + 1):
                     name = "worker" if n == 1 else f"worker{n}"
-                    self._spawn(name, celery_worker_argv(self.worker_concurrency), DB_CONN_MAX_AGE="600")
+                    runs = {"CLEARLOOP_WORKER_RUNS": str(self.worker_runs)} if self.worker_runs else {}
+                    argv = celery_worker_argv(self.worker_concurrency)
+                    self._spawn(name, argv, DB_CONN_MAX_AGE="600", **runs)
             if self.with_web and settings.DEMO_MODE and not port_open("127.0.0.1", self.demo_mcp_port):
                 # One demo MCP server is served over Streamable HTTP, as a remote server would be.
                 mcp = self._spawn(
@@ -208,6 +212,7 @@ def daphne_argv(port: int) -> list[str]:
 
 
 def celery_worker_argv(concurrency: int) -> list[str]:
+    """A worker of ``concurrency`` Celery threads; how many runs it carries is CLEARLOOP_WORKER_RUNS."""
     return [
         sys.executable,
         "-m",

@@ -220,10 +220,15 @@ API_KEY_FAILURES_PER_MINUTE = env_int("CLEARLOOP_API_KEY_FAILURES_PER_MINUTE", 2
 API_COMPLETION_WAIT_SECONDS = env_int("CLEARLOOP_API_COMPLETION_WAIT_SECONDS", 600, minimum=1)
 # Below daphne's 1 MiB websocket message limit; see chatapp/frame_limits.py.
 FRAME_MAX_BYTES = env_int("CLEARLOOP_FRAME_MAX_BYTES", 256 * 1024, minimum=16 * 1024)
-# How many runs one worker process carries at once. The runs share the process's one asyncio loop;
-# a Celery thread only holds each run's task message (unacknowledged until the run ends, so a dead
-# worker's runs are redelivered) and does no work. Set from measured capacity: docs/performance.md.
+# How many runs one worker process carries at once: an admission limit (chatapp/worker/carrier.py),
+# not a thread count. The runs share the process's one asyncio loop; the Celery task only admits a
+# run and returns. Set from the measured capacity: docs/performance.md.
 WORKER_RUNS = env_int("CLEARLOOP_WORKER_RUNS", 200, minimum=1)
+# Celery threads per worker: they take leases and answer the chat page's MCP look-ups, no run holds
+# one. While the worker is full, up to this many run messages wait in it for a slot.
+WORKER_THREADS = env_int("CLEARLOOP_WORKER_THREADS", 8, minimum=2)
+# On a warm shutdown, how long the carried runs get to end before they are handed back unfinished.
+WORKER_DRAIN_SECONDS = env_float("CLEARLOOP_WORKER_DRAIN_SECONDS", 10.0, minimum=0)
 # A websocket whose client has this much unread data waiting is dropped (it back-fills on reconnect).
 WS_SEND_BUFFER_BYTES = env_int("CLEARLOOP_WS_SEND_BUFFER_BYTES", 4 * 2**20, minimum=65536)
 STREAM_COALESCE_MS = env_int("CLEARLOOP_STREAM_COALESCE_MS", 30, minimum=0)

@@ -1,51 +1,77 @@
-"""Celery tasks: thin, they take ids and hand the run to the worker runtime."""
+"""Celery tasks: thin, they take ids and hand the run to the worker runtime (and return)."""
 
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-from celery.signals import worker_process_shutdown, worker_ready, worker_shutdown
+from celery.exceptions import Reject
+from celery.signals import worker_process_shutdown, worker_ready, worker_shutdown, worker_shutting_down
 
 from chatapp.celery import app
 from chatapp.worker import recovery
 from chatapp.worker.lease import LeaseHeld, LeaseRefused, acquire_lease, release_lease
 from chatapp.worker.liveness import is_alive
 
+if TYPE_CHECKING:
+    from chatapp.worker.runtime import WorkerRuntime
+
 log = logging.getLogger(__name__)
 
 
 @app.task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def execute_run(run_id: int) -> None:
-    from chatapp.worker.driver import drive_run
+    """Admit the run into this worker's runtime and return; the run goes on without this thread.
+
+    The message stays unacknowledged while the worker is full (so the broker keeps it for a worker
+    with room) and until the lease is taken; after that the lease, the heartbeat and the sweep
+    recover the run if this worker dies (``chatapp/worker/carrier.py``).
+    """
+    from chatapp.worker.carrier import Closing
+    from chatapp.worker.driver import drive_segment
     from chatapp.worker.runtime import get_runtime
 
     runtime = get_runtime()
+    try:
+        runtime.runs.admit()
+    except Closing:
+        raise Reject("the worker is shutting down", requeue=True) from None
+    try:
+        lease = _take_lease(runtime, run_id)
+        if lease is None:
+            runtime.runs.release()
+            return
+    except BaseException:
+        runtime.runs.release()
+        raise
+    try:
+        runtime.runs.start(runtime.loop, run_id, lambda: drive_segment(runtime, run_id, lease))
+    except RuntimeError:
+        runtime.run(runtime.db(release_lease, run_id, lease))
+        raise Reject("the worker runtime is closed", requeue=True) from None
+
+
+def _take_lease(runtime: WorkerRuntime, run_id: int) -> str | None:
     # Lease writes go through the runtime's few DB threads too: with a threads pool of hundreds, a
     # connection opened (and kept for CONN_MAX_AGE) by every Celery thread exhausted PostgreSQL.
     try:
-        lease = runtime.run(runtime.db(acquire_lease, run_id))
+        return runtime.run(runtime.db(acquire_lease, run_id))
     except LeaseHeld as held:
         alive = runtime.run(runtime.db(is_alive, held.owner))
         if held.status == "queued" and alive:
             # Approved while the segment that asked is still ending (it holds the lease until it
             # releases it, within moments): look again shortly rather than leave it to the sweep.
             execute_run.apply_async((run_id,), countdown=1)
-            return
-        if alive:
+        elif alive:
             # A live worker drives it; if that worker dies, the sweep takes the run back.
             log.info("run %s is driven by a live worker (%s); nothing to do", run_id, held.owner)
-            return
-        # Maybe a live worker has it, maybe a dead one: look again once the lease has expired.
-        log.info("run %s is leased; retrying in %.0f s", run_id, held.retry_in)
-        execute_run.apply_async((run_id,), countdown=held.retry_in)
-        return
+        else:
+            # Maybe a live worker has it, maybe a dead one: look again once the lease has expired.
+            log.info("run %s is leased; retrying in %.0f s", run_id, held.retry_in)
+            execute_run.apply_async((run_id,), countdown=held.retry_in)
     except LeaseRefused as refused:
         log.info("run %s not started: %s", run_id, refused)
-        return
-    try:
-        runtime.run(drive_run(runtime, run_id, lease))
-    finally:
-        runtime.run(runtime.db(release_lease, run_id, lease))
+    return None
 
 
 # --- MCP resources and prompts for the chat page (R-MCP-7) ------------------------------------
@@ -79,7 +105,14 @@ def _worker_ready(**_: object) -> None:
     recovery.on_worker_ready(execute_run.delay)
 
 
+@worker_shutting_down.connect
+def _worker_closing(**_: object) -> None:
+    # Sent from the signal handler as the warm shutdown begins: admit nothing more, so the waiting
+    # tasks hand their messages back and Celery's own wait for its threads ends at once.
+    recovery.on_worker_closing()
+
+
 @worker_shutdown.connect
 @worker_process_shutdown.connect
 def _worker_stopping(**_: object) -> None:
-    recovery.on_worker_shutdown()
+    recovery.on_worker_shutdown(execute_run.delay)

@@ -2,7 +2,7 @@
 
 (a) time to first token added: the demo model's send time of the first content chunk vs the
     websocket client's receive time of the first delta frame, p50/p99 over --ttft-runs runs;
-(b) 50, 100, 200 concurrent runs on ONE worker process (threads pool, concurrency >= runs), demo
+(b) 50, 100, 200 concurrent runs on ONE worker process (CLEARLOOP_WORKER_RUNS >= runs), demo
     model at 20 tokens/s: per-token added latency (frame receive time - chunk send time) p50/p99,
     lost tokens (sent by the model vs assembled from frames vs stored final text), worker peak RSS;
 (c) host overhead per round excluding model and tool time: (run wall time - round durations -
@@ -149,9 +149,7 @@ class Bench:
         self.seed()
         from chatapp.devstack import Stack
 
-        self.stack = Stack(
-            port=self.port, worker_concurrency=self.concurrency, log_dir=self.data_dir / "logs"
-        )
+        self.stack = Stack(port=self.port, worker_runs=self.concurrency, log_dir=self.data_dir / "logs")
         self.stack.start()
         self.base_url = f"http://127.0.0.1:{self.port}"
 

@@ -20,7 +20,7 @@ from agent.mcp import GATEWAY_TOOL
 from agent.providers.errors import ProviderError
 from chatapp.worker import links, store
 from chatapp.worker.context import RunContext, load_run_context
-from chatapp.worker.lease import renew_lease, taken_over
+from chatapp.worker.lease import hand_back, release_lease, renew_lease, taken_over
 from chatapp.worker.recorder import RunRecorder
 from chatapp.worker.runtime import WorkerRuntime
 from chatapp.worker.toolboxes import (
@@ -34,6 +34,24 @@ from chatapp.worker.windows import served_limits
 
 log = logging.getLogger(__name__)
 STOP_GRACE = 0.3
+
+
+async def drive_segment(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
+    """One delivery of a run, as the worker's carrier starts it: drive it, then let go of the lease.
+
+    Cancelled only when the worker shuts down with the run unfinished (``carrier.drain``): what the
+    run produced is stored, and the lease is handed back without counting a delivery.
+    """
+    try:
+        await drive_run(runtime, run_id, lease)
+    except asyncio.CancelledError:
+        await runtime.db(hand_back, run_id, lease)
+        log.warning("run %s: handed back unfinished (the worker is shutting down)", run_id)
+        raise
+    except BaseException:
+        await runtime.db(release_lease, run_id, lease)
+        raise
+    await runtime.db(release_lease, run_id, lease)
 
 
 async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
@@ -155,6 +173,11 @@ async def _stopped_while(agent: asyncio.Task, recorder: RunRecorder, lost: async
     taken = asyncio.create_task(lost.wait())
     try:
         await asyncio.wait({agent, stopped, taken}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        # The worker is shutting down (carrier.drain): the agent stops with its driver.
+        agent.cancel()
+        await asyncio.wait({agent}, timeout=STOP_GRACE)
+        raise
     finally:
         stopped.cancel()
         taken.cancel()

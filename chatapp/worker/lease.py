@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from chatapp.models import Run
@@ -99,6 +100,16 @@ def release_lease(run_id: int, owner: str) -> None:
     # A run that paused for an approval ended its segment cleanly: it is not a poison candidate.
     runs.filter(status__in=(Run.Status.AWAITING_APPROVAL, Run.Status.AWAITING_SIGN_IN)).update(deliveries=0)
     runs.update(lease_owner="", lease_expires_at=None)
+
+
+def hand_back(run_id: int, owner: str) -> None:
+    """Let go of a run this worker was stopped in the middle of (a shutdown, not the run's fault).
+
+    The segment does not count as a delivery: a worker restarted three times during one long run
+    must not fail that run as poison. Another worker takes it from its stored rows.
+    """
+    Run.objects.filter(pk=run_id, lease_owner=owner, deliveries__gt=0).update(deliveries=F("deliveries") - 1)
+    release_lease(run_id, owner)
 
 
 def orphaned_runs(grace_seconds: int = 30) -> list[int]:

@@ -1,15 +1,19 @@
 """What a worker does when it starts and stops (hooked to Celery's signals in ``chatapp/tasks.py``).
 
 On start: beat (``liveness.py``) and start the sweeper (``sweep.py``), which re-enqueues runs that
-no live lease covers (a task lost with a killed worker, or whose message was lost entirely). A
-duplicate is harmless: the lease runs a run once. On stop: close the MCP children and the shared
-HTTP client (no orphans, R-MCP-5).
+no live lease covers (a killed worker's runs, or a run whose message was lost entirely). A
+duplicate is harmless: the lease runs a run once. On stop: admit no more runs, give the carried
+ones time to end and hand back the rest (``carrier.py``), then close the MCP children and the
+shared HTTP client (no orphans, R-MCP-5).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 
 def on_worker_ready(enqueue: Callable[[int], Any]) -> None:
@@ -26,7 +30,20 @@ def on_worker_ready(enqueue: Callable[[int], Any]) -> None:
     start_sweeper(enqueue_one)
 
 
-def on_worker_shutdown() -> None:
+def on_worker_closing() -> None:
+    from chatapp.worker.runtime import current_runtime
+
+    runtime = current_runtime()
+    if runtime is not None:
+        runtime.runs.close()
+
+
+def on_worker_shutdown(enqueue: Callable[[int], Any]) -> None:
+    """Give the carried runs ``WORKER_DRAIN_SECONDS`` to end; enqueue the ones handed back unfinished."""
     from chatapp.worker.runtime import shutdown_runtime
 
-    shutdown_runtime()
+    for run_id in shutdown_runtime():
+        try:
+            enqueue(run_id)
+        except Exception:  # noqa: BLE001 - the broker is away: the sweep of a live worker enqueues it
+            log.warning("run %s: could not enqueue it again; the sweep will", run_id, exc_info=True)

@@ -1,8 +1,9 @@
 """One asyncio loop per worker process, in a background thread, shared by every Celery task.
 
-Celery's threads pool gives each task a thread; the task hands its run to this loop and waits. Model
-calls and MCP calls are I/O, so one process multiplexes many runs, and the shared httpx client and
-the MCP session pool stay warm between runs (ARCHITECTURE: Concurrency).
+A Celery task admits its run into this loop (``carrier.py``) and returns: the runs a worker carries
+are bounded by ``CLEARLOOP_WORKER_RUNS``, not by Celery's threads. Model calls and MCP calls are
+I/O, so one process multiplexes many runs, and the shared httpx client and the MCP session pool
+stay warm between runs (ARCHITECTURE: Concurrency).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from chatapp.worker.carrier import RunCarrier
 from chatapp.worker.frame_batch import FrameBatcher
 
 log = logging.getLogger(__name__)
@@ -33,6 +35,10 @@ class WorkerRuntime:
         self._frames: FrameBatcher | None = None
         # Django's ORM is synchronous: a few dedicated threads keep one connection each.
         self.db_executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="clearloop-db")
+        from django.conf import settings
+
+        self.runs = RunCarrier(settings.WORKER_RUNS)
+        self.drain_seconds = float(settings.WORKER_DRAIN_SECONDS)
         self._thread.start()
         self._ready.wait()
         from chatapp.worker.cancels import CancelWatcher
@@ -115,11 +121,18 @@ class WorkerRuntime:
                 log.exception("error while closing worker runtime resource")
         self._closers.clear()
 
-    def close(self) -> None:
+    def close(self) -> list[int]:
+        """Drain the carried runs, close the shared resources; returns the runs handed back unfinished."""
         if not self.loop.is_running():
-            return
+            return []
         from chatapp import frames
 
+        self.runs.close()
+        handed_back: list[int] = []
+        try:
+            handed_back = self.run(self.runs.drain(self.drain_seconds), timeout=self.drain_seconds + 30)
+        except Exception:  # noqa: BLE001 - still close the rest; their leases lapse, the sweep resumes them
+            log.exception("draining the worker's runs failed")
         frames.use_publisher(None)
         try:
             self.run(self._aclose(), timeout=30)
@@ -127,6 +140,7 @@ class WorkerRuntime:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(timeout=5)
             self.db_executor.shutdown(wait=False, cancel_futures=True)
+        return handed_back
 
 
 LAG_TICK = 0.05
@@ -162,9 +176,14 @@ def get_runtime() -> WorkerRuntime:
         return _runtime
 
 
-def shutdown_runtime() -> None:
+def current_runtime() -> WorkerRuntime | None:
+    """The runtime if this process started one (a signal handler must not start one)."""
+    return _runtime
+
+
+def shutdown_runtime() -> list[int]:
+    """Close the runtime; returns the runs it handed back unfinished (to be enqueued again)."""
     global _runtime
     with _lock:
         runtime, _runtime = _runtime, None
-    if runtime is not None:
-        runtime.close()
+    return runtime.close() if runtime is not None else []

@@ -22,6 +22,12 @@ class Command(BaseCommand):
             default=settings.WORKER_RUNS,
             help="runs each worker process carries at once (CLEARLOOP_WORKER_RUNS)",
         )
+        parser.add_argument(
+            "--threads",
+            type=int,
+            default=settings.WORKER_THREADS,
+            help="Celery threads per worker: they admit runs, no run holds one (CLEARLOOP_WORKER_THREADS)",
+        )
         parser.add_argument("--workers", type=int, default=1, help="worker processes")
 
     def handle(self, *args, **options) -> None:
@@ -29,7 +35,10 @@ class Command(BaseCommand):
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, lambda *_: stopping.set())
         stack = Stack(
-            port=options["port"], worker_concurrency=options["concurrency"], workers=options["workers"]
+            port=options["port"],
+            worker_concurrency=options["threads"],
+            worker_runs=options["concurrency"],
+            workers=options["workers"],
         )
         self.stdout.write("Starting Redis, daphne and the Celery worker…")
         stack.start()
