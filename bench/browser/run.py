@@ -106,6 +106,7 @@ class Target:
     proc: subprocess.Popen | None = None
     pids: dict[str, int] = field(default_factory=dict)
     users: list[list[Any]] = field(default_factory=list)
+    extra_argv: list[str] = field(default_factory=list)  # more runall options (e.g. --threads)
 
     @property
     def base_url(self) -> str:
@@ -166,6 +167,7 @@ class Target:
             argv += ["--concurrency", str(self.concurrency)]
         if self.workers > 1:
             argv += ["--workers", str(self.workers)]
+        argv += self.extra_argv
         log = open(self.data_dir / "runall.log", "ab")  # noqa: SIM115 - owned by the child
         self.proc = subprocess.Popen(
             argv,

@@ -2,6 +2,8 @@
 
     python bench/browser/seed.py APP_DIR users N UPSTREAM_URL   -> {"users": [[id, session], ...]}
     python bench/browser/seed.py APP_DIR conversations ID,ID,... -> {"conversations": [id, ...]}
+    python bench/browser/seed.py APP_DIR runs FILE.json          -> {"runs": [id, ...]}
+      (FILE: [[conversation id, text], ...]; each is sent as the app's send view does: start_run)
 
 The target tree (``APP_DIR``) goes first on ``sys.path``, so a bench compares two checkouts with one
 client. Users are created with one password hash (copied), sessions directly in the session store:
@@ -64,6 +66,15 @@ def conversations(user_ids: list[int]) -> dict:
     return {"conversations": [c.pk for c in Conversation.objects.bulk_create(made)]}
 
 
+def runs(path: str) -> dict:
+    from chatapp.models import Conversation
+    from chatapp.services.runs import start_run
+
+    pairs = json.loads(open(path, encoding="utf-8").read())
+    convos = Conversation.objects.in_bulk([cid for cid, _ in pairs])
+    return {"runs": [start_run(convos[cid], text).pk for cid, text in pairs]}
+
+
 def main() -> None:
     app_dir, command, *args = sys.argv[1:]
     sys.path.insert(0, app_dir)
@@ -77,6 +88,8 @@ def main() -> None:
         result = users(int(args[0]), args[1])
     elif command == "conversations":
         result = conversations([int(x) for x in args[0].split(",") if x])
+    elif command == "runs":
+        result = runs(args[0])
     else:
         raise SystemExit(f"unknown command {command}")
     print("BENCH-JSON " + json.dumps(result))

@@ -94,7 +94,12 @@ class WorkerRuntime:
 
     async def http_client(self) -> httpx.AsyncClient:
         if self.http is None:
-            limits = httpx.Limits(max_connections=500, max_keepalive_connections=100)
+            # Every run carried streams on its own connection: a cap below the carrier's capacity made
+            # runs past it wait for a connection while holding their slot.
+            runs = self.runs.capacity
+            limits = httpx.Limits(
+                max_connections=max(500, 2 * runs), max_keepalive_connections=max(100, runs)
+            )
             self.http = httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(600.0, connect=10.0))
             self.on_close(self.http.aclose)
         return self.http
