@@ -6,13 +6,15 @@ from dataclasses import dataclass
 
 from chatapp.audit.chain import GENESIS, row_hash
 from chatapp.audit.content import first_content_mismatch
+from chatapp.blobs import tampered
 from chatapp.models import AuditEvent
 
 
 @dataclass(frozen=True)
 class Break:
     seq: int
-    problem: str  # "hash_mismatch" | "prev_hash_mismatch" | "gap" | "anchor_*" | "content_mismatch"
+    # "hash_mismatch" | "prev_hash_mismatch" | "gap" | "anchor_*" | "content_mismatch" | "blob_mismatch"
+    problem: str
     detail: str
 
     def __str__(self) -> str:
@@ -46,6 +48,17 @@ def verify_chain(
         if mismatch is not None:
             broken = Break(mismatch.seq, "content_mismatch", f"content edited: {mismatch}")
             return Verification(result.count, result.head_seq, result.head_hash, broken)
+        edited = tampered()
+        if edited:
+            # Rows pinned by the chain read their large values through these (blobs.py): an edited one
+            # is named above by the row it changes; this also covers the events no chain row pins.
+            detail = f"large value {edited[0]} no longer hashes to its address ({len(edited)} edited)"
+            return Verification(
+                result.count,
+                result.head_seq,
+                result.head_hash,
+                Break(result.head_seq, "blob_mismatch", detail),
+            )
     return result
 
 

@@ -1,5 +1,6 @@
 from chatapp.models.api_keys import ApiAuthFailure, ApiKey
 from chatapp.models.audit import AuditEvent as AuditEvent
+from chatapp.models.blob import Blob
 from chatapp.models.calibration import TokenCalibration
 from chatapp.models.conversation import Conversation, Message
 from chatapp.models.files import ShareLink, Upload
@@ -20,6 +21,7 @@ __all__ = [
     "ACTIVE_STATUSES",
     "TERMINAL_STATUSES",
     "Approval",
+    "Blob",
     "Conversation",
     "McpOAuthGrant",
     "McpServer",

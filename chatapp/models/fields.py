@@ -51,3 +51,49 @@ class EncryptedValuesJSONField(models.JSONField):
                 register_secret(item)
             plain[key] = item
         return plain
+
+
+# --- large values stored once (chatapp/blobs.py) ------------------------------------------------
+def _is_expression(value: Any) -> bool:
+    return hasattr(value, "resolve_expression")
+
+
+class LargeValuesJSONField(models.JSONField):
+    """A JSON field whose long strings are stored once in ``Blob`` and referenced from the row.
+
+    Packing happens on save only (``get_db_prep_save``: inserts, updates, bulk writes), never for a
+    lookup's value; loading resolves every reference, so Python sees the whole value.
+    """
+
+    def get_db_prep_save(self, value: Any, connection: Any) -> Any:
+        from chatapp import blobs
+
+        if value is not None and not _is_expression(value):
+            value = blobs.pack(value, connection.alias)
+        return super().get_db_prep_save(value, connection)
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
+        from chatapp import blobs
+
+        # A row without "$" in its text holds no reference: no walk over it (most rows, most frames).
+        marked = not isinstance(value, str) or '"$' in value
+        value = super().from_db_value(value, expression, connection)
+        return blobs.unpack(value, connection.alias) if marked else value
+
+
+class LargeTextField(models.TextField):
+    """A text field stored once in ``Blob`` when it is long (see ``LargeValuesJSONField``)."""
+
+    def get_db_prep_save(self, value: Any, connection: Any) -> Any:
+        from chatapp import blobs
+
+        if isinstance(value, str):
+            value = blobs.pack_text(value, connection.alias)
+        return super().get_db_prep_save(value, connection)
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
+        from chatapp import blobs
+
+        if isinstance(value, str) and value.startswith("\u2060"):
+            return blobs.unpack_text(value, connection.alias)
+        return value

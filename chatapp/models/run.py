@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from agent.statuses import ACTIVE_RUN_STATUSES, TERMINAL_RUN_STATUSES
+from chatapp.models.fields import LargeTextField, LargeValuesJSONField
 
 # The engine's vocabulary (agent/statuses.py); the choices below hold exactly these values.
 ACTIVE_STATUSES = ACTIVE_RUN_STATUSES
@@ -78,8 +79,9 @@ class Round(models.Model):
     kind = models.CharField(max_length=20, default="normal")
     provider_name = models.CharField(max_length=40)
     model = models.CharField(max_length=120)
-    request = models.JSONField(default=dict, help_text="the request actually sent, secrets removed")
-    response = models.JSONField(default=dict)
+    # Long strings (a large tool result in the history, a large argument) are stored once (blobs.py).
+    request = LargeValuesJSONField(default=dict, help_text="the request actually sent, secrets removed")
+    response = LargeValuesJSONField(default=dict)
     finish_reason = models.CharField(max_length=20)
     # None (the provider sent no reason) differs from "" here, so null is meaningful.
     finish_reason_raw = models.CharField(max_length=60, blank=True, null=True)  # noqa: DJ001
@@ -118,11 +120,11 @@ class ToolCall(models.Model):
     call_id = models.CharField(max_length=120)
     name = models.CharField(max_length=200)
     server = models.CharField(max_length=40, blank=True)
-    arguments = models.TextField(blank=True)
+    arguments = LargeTextField(blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PROPOSED, db_index=True)
     risk = models.CharField(max_length=10, blank=True)
     attempts = models.PositiveIntegerField(default=0)
-    result = models.TextField(blank=True)
+    result = LargeTextField(blank=True)
     is_error = models.BooleanField(default=False)
     error_code = models.CharField(max_length=40, blank=True)
     truncated = models.BooleanField(default=False)
@@ -165,7 +167,7 @@ class RunEvent(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
     seq = models.PositiveIntegerField()
     type = models.CharField(max_length=40)
-    payload = models.JSONField(default=dict)
+    payload = LargeValuesJSONField(default=dict)
     durable = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
