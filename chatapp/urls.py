@@ -56,6 +56,7 @@ urlpatterns = [
     path("runs/<int:run_id>/fragment/", chat.run_fragment, name="run_fragment"),
     path("runs/<int:run_id>/links/<int:link_id>/<str:action>/", chat.answer_link, name="answer_link"),
     path("approvals/count/", approvals.count, name="approvals_count"),
+    path("approvals/waiting/", approvals.waiting_list, name="approvals_waiting"),
     path(
         "runs/<int:run_id>/calls/<int:call_id>/<str:decision>/",
         approvals.answer_in_chat,

@@ -22,8 +22,8 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.timesince import timesince
 
-from chatapp.models import Message, Round, Run, ToolCall
-from chatapp.services.approvals import AlreadyDecided, ApprovalRefused, decide, may_approve
+from chatapp.models import Message, Round, ToolCall
+from chatapp.services.approvals import AlreadyDecided, ApprovalRefused, decide, may_approve, pending_ids
 from chatapp.worker.context import branch_rows
 
 EXCERPT_MESSAGES = 6
@@ -51,12 +51,8 @@ class QueueFilter(admin.SimpleListFilter):
 
     def queryset(self, request, queryset):
         value = self.value() or self.default
-        if value == "pending":
-            return queryset.filter(
-                status=ToolCall.Status.AWAITING_APPROVAL,
-                approval__isnull=True,
-                run__status=Run.Status.AWAITING_APPROVAL,
-            )
+        if value == "pending":  # the approvers' calls only: the badge's count, listed
+            return queryset.filter(pk__in=pending_ids())
         if value == "all":
             return queryset
         return queryset.filter(status=value)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from chatapp import event_log, frames
@@ -43,25 +44,32 @@ def may_approve(user: Any) -> bool:
     )
 
 
-def pending() -> list[ToolCall]:
-    return list(
-        ToolCall.objects.filter(
-            status=ToolCall.Status.AWAITING_APPROVAL,
-            approval__isnull=True,
-            run__status=Run.Status.AWAITING_APPROVAL,
-        )
-        .select_related("run__conversation__owner")
-        .order_by("created_at")
-    )
-
-
-def pending_count() -> int:
-    """What the approvers' badge shows: the same calls as ``pending()``, counted."""
+def _undecided() -> QuerySet[ToolCall]:
     return ToolCall.objects.filter(
         status=ToolCall.Status.AWAITING_APPROVAL,
         approval__isnull=True,
         run__status=Run.Status.AWAITING_APPROVAL,
-    ).count()
+    )
+
+
+def pending() -> list[ToolCall]:
+    """The approvers' queue: undecided calls whose policy asks an admin, oldest first. Calls whose
+    policy asks the user (the chat's Allow once / Deny) are the user's to answer, not the queue's."""
+    rules = policies.load_rules()
+    calls = _undecided().select_related("run__conversation__owner").order_by("created_at")
+    return [call for call in calls if approver_for(call.name, rules) == "admin"]
+
+
+def pending_ids() -> list[int]:
+    rules = policies.load_rules()
+    rows = _undecided().values_list("pk", "name")
+    return [pk for pk, name in rows if approver_for(name, rules) == "admin"]
+
+
+def pending_count() -> int:
+    """What the approvers' badge shows: the same calls as ``pending()``, counted (one query for the
+    names, one for the rules; the waiting calls are few: one active run per conversation)."""
+    return len(pending_ids())
 
 
 def approver_for(name: str, rules: list | None = None) -> str:
