@@ -22,6 +22,9 @@ def ask_for_sms(page):
     if toggle.is_visible():  # on a phone the conversation list (and its button) is in the drawer
         toggle.click()
     page.click("text=New conversation")
+    # The conversation's page, with its scripts run: an Enter before chat.js listens sends nothing.
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    page.wait_for_load_state("load")
     page.fill("#message", SMS)
     page.press("#message", "Enter")
     card = page.locator("[data-role=approval-card] .approval-card")
