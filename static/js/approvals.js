@@ -60,8 +60,8 @@
   function notify(n, latest) {
     if (!("Notification" in window) || Notification.permission !== "granted") return;
     const title = interpolate(ngettext("clearloop: %(n)s tool call waiting for approval",
-      "clearloop: %(n)s tool calls waiting for approval", n), { n: n });
-    const body = latest ? interpolate(gettext("%(tool)s in %(user)s's chat"), { tool: latest.name, user: latest.user }) : "";
+      "clearloop: %(n)s tool calls waiting for approval", n), { n: n }, true);
+    const body = latest ? interpolate(gettext("%(tool)s in %(user)s's chat"), { tool: latest.name, user: latest.user }, true) : "";
     const note = new Notification(title, { body: body, tag: "clearloop-approvals" });
     note.addEventListener("click", function () {
       window.focus();
