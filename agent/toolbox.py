@@ -23,6 +23,9 @@ OutcomeCode = Literal[
     "execution_error",
     "rate_limited",
     "outcome_unknown",
+    # Nothing was sent: the tool's server needs a person to sign in first (MCP OAuth). The loop
+    # puts the call back to "approved" and the run waits; it runs once someone has signed in.
+    "sign_in_required",
 ]
 
 

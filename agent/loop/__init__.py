@@ -15,6 +15,7 @@ from agent.loop.steps import (
     NextStepFinalOutput,
     NextStepInterruption,
     NextStepRunAgain,
+    NextStepSignIn,
     PendingApproval,
 )
 
@@ -26,6 +27,7 @@ __all__ = [
     "NextStepFinalOutput",
     "NextStepInterruption",
     "NextStepRunAgain",
+    "NextStepSignIn",
     "PendingApproval",
     "PolicyDecision",
     "PolicyHook",

@@ -2,8 +2,9 @@
 
 Every call moves through durable statuses (ARCHITECTURE "run state machine"):
 proposed -> invalid | denied | awaiting_approval -> approved | denied -> running -> succeeded | failed
-| unknown. Each call is picked up again from whatever status is stored, so this function can be
-entered any number of times for the same round.
+| unknown, and running -> approved when nothing was sent because a server needs a sign-in (the run
+waits; ``NextStepSignIn``). Each call is picked up again from whatever status is stored, so this
+function can be entered any number of times for the same round.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from agent.loop.execution import execute_calls, mark_unknown
 from agent.loop.policy import PolicyHook, ProposedCall
 from agent.loop.results import error_content
 from agent.loop.settings import LoopSettings
-from agent.loop.steps import NextStepInterruption, PendingApproval
+from agent.loop.steps import NextStepInterruption, NextStepSignIn, PendingApproval
 from agent.loop.validation import validate_call
 from agent.providers.types import AssembledToolCall
 from agent.sink import Sink
@@ -30,8 +31,8 @@ async def settle_round(
     sink: Sink,
     settings: LoopSettings,
     policy: PolicyHook,
-) -> NextStepInterruption | None:
-    """Bring every call of ``record`` to a terminal status, or stop for approvals."""
+) -> NextStepInterruption | NextStepSignIn | None:
+    """Bring every call of ``record`` to a terminal status, or stop for approvals or a sign-in."""
     for index, call in enumerate(record.choice.tool_calls):
         await _screen(state, record, index, call, tools, sink, settings, policy)
     pending = await _apply_decisions(state, record, sink)
@@ -40,7 +41,9 @@ async def settle_round(
         if not state.approval_requests or state.approval_requests[-1] != ids:
             await emit(state, sink, ApprovalRequested(round_index=record.round_index, call_ids=ids))
         return NextStepInterruption(approvals=tuple(pending))
-    await _recover_and_execute(state, record, tools, toolbox, sink, settings)
+    signed_out = await _recover_and_execute(state, record, tools, toolbox, sink, settings)
+    if signed_out:
+        return NextStepSignIn(servers=tuple(sorted(set(signed_out))))
     return None
 
 
@@ -131,7 +134,8 @@ async def _recover_and_execute(
     toolbox: Toolbox,
     sink: Sink,
     settings: LoopSettings,
-) -> None:
+) -> list[str]:
+    """Returns the servers that need a sign-in before some of these calls can be sent."""
     to_run: list[ToolCallRecord] = []
     for call in state.calls_of_round(record.round_index):
         info = tools.get(call.name)
@@ -150,4 +154,4 @@ async def _recover_and_execute(
                 to_run.append(call)  # safe to run again after a crash
             else:
                 await mark_unknown(state, call, sink)
-    await execute_calls(state, to_run, tools, toolbox, sink, settings)
+    return await execute_calls(state, to_run, tools, toolbox, sink, settings)

@@ -38,9 +38,11 @@ async def execute_calls(
     toolbox: Toolbox,
     sink: Sink,
     settings: LoopSettings,
-) -> None:
+) -> list[str]:
+    """Run the calls; returns the servers some of them wait for a sign-in to (those calls are
+    "approved" again: nothing was sent)."""
     if not records:
-        return
+        return []
     ctx = ToolContext(
         run_key=state.run_key,
         workspace=settings.workspace,
@@ -48,8 +50,11 @@ async def execute_calls(
         max_timeout=settings.tool_timeout_max,
     )
     async with asyncio.TaskGroup() as group:
-        for record in records:
+        tasks = [
             group.create_task(_run_one(state, record, tools[record.name], toolbox, sink, settings, ctx))
+            for record in records
+        ]
+    return [server for task in tasks if (server := task.result()) is not None]
 
 
 async def invoke(
@@ -174,7 +179,8 @@ async def _run_one(
     sink: Sink,
     settings: LoopSettings,
     ctx: ToolContext,
-) -> None:
+) -> str | None:
+    """Run one call to its outcome; returns its server when it waits for a sign-in instead."""
     attempts = record.attempts + 1
     await emit(
         state, sink, call_changed(record, "running", attempts=attempts, risk=info.risk, server=info.server)
@@ -185,6 +191,11 @@ async def _run_one(
     outcome, tries = await _with_rate_limit_retries(toolbox, record, ctx, settings, reporter, asker)
     duration_ms = (time.monotonic() - started) * 1000
     running = state.calls[record.key]
+    if outcome.code == "sign_in_required":
+        # Nothing reached the tool: the call is approved again and runs after the sign-in (a
+        # resumed run sends it then; calls that finished meanwhile are terminal and stay as they are).
+        await emit(state, sink, call_changed(running, "approved", error_code="sign_in_required"))
+        return info.server or record.server or "?"
     if outcome.ok:
         content, cut = success_content(
             record.name, outcome.content, anchors=settings.result_anchors, cap=settings.result_cap_chars
@@ -215,6 +226,7 @@ async def _run_one(
             duration_ms=duration_ms,
         )
     await emit(state, sink, event)
+    return None
 
 
 async def mark_unknown(state: RunState, record: ToolCallRecord, sink: Sink) -> None:

@@ -22,6 +22,7 @@ from agent.loop.steps import (
     NextStepFinalOutput,
     NextStepInterruption,
     NextStepRunAgain,
+    NextStepSignIn,
 )
 from agent.providers.base import Provider, exact_counter
 from agent.providers.errors import ContextTooLong, ProviderError
@@ -42,12 +43,12 @@ async def run_agent(
     settings: LoopSettings,
     policy: PolicyHook,
 ) -> NextStep:
-    """Run until a final answer, an interruption for approvals, or a failure."""
+    """Run until a final answer, an interruption for approvals or a sign-in, or a failure."""
     for _ in range(MAX_STEPS):
         step = await run_step(state, provider, toolbox, sink, settings, policy)
         if isinstance(step, NextStepRunAgain):
             continue
-        if isinstance(step, NextStepFinalOutput | NextStepInterruption | NextStepFailed):
+        if isinstance(step, NextStepFinalOutput | NextStepInterruption | NextStepSignIn | NextStepFailed):
             return step
         raise TypeError(f"unknown step {step!r}")
     raise RuntimeError("the agent loop took more steps than any guard allows")

@@ -36,10 +36,18 @@ class NextStepInterruption:
 
 
 @dataclass(frozen=True, slots=True)
+class NextStepSignIn:
+    """Calls of these servers could not be sent until a person signs in (MCP OAuth). They are
+    "approved" again, not run; the run waits holding no worker and runs them when resumed."""
+
+    servers: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class NextStepFailed:
     error_class: str
     message: str
     code: str | None = None
 
 
-NextStep = NextStepFinalOutput | NextStepRunAgain | NextStepInterruption | NextStepFailed
+NextStep = NextStepFinalOutput | NextStepRunAgain | NextStepInterruption | NextStepSignIn | NextStepFailed

@@ -16,6 +16,7 @@ from agent.mcp.errors import (
     ServerStartTimeoutError,
     ServerUnavailableError,
     SessionExpiredError,
+    SignInRequiredError,
     UnknownServerError,
 )
 from agent.mcp.gateway import GATEWAY_TOOL
@@ -39,6 +40,7 @@ __all__ = [
     "ServerStartTimeoutError",
     "ServerUnavailableError",
     "SessionExpiredError",
+    "SignInRequiredError",
     "UnknownServerError",
     "dump_mcp_servers",
     "map_call_result",

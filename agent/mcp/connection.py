@@ -27,7 +27,13 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agent.mcp.config import McpServerConfig
 from agent.mcp.elicitation import CallHooks, current_call, on_elicitation
-from agent.mcp.errors import ServerStartTimeoutError, ServerUnavailableError, first_leaf
+from agent.mcp.errors import (
+    ServerStartTimeoutError,
+    ServerUnavailableError,
+    SignInRequiredError,
+    first_leaf,
+)
+from agent.mcp.oauth import SignInRequired
 from agent.mcp.stdio_guard import CappedLog
 from agent.mcp.transport import build_transport, watched
 
@@ -153,6 +159,11 @@ class ServerConnection:
             raise ServerStartTimeoutError(
                 self.config.name, f"start or initialize took longer than {self.config.connect_timeout:g} s"
             ) from None
+        except SignInRequiredError as exc:
+            # Not the server's failure: no backoff, the next use (after a sign-in) starts at once.
+            self.last_error = exc.detail
+            self._reap()
+            raise
         except ServerUnavailableError as exc:
             self._fail(exc.detail)
             raise
@@ -181,6 +192,7 @@ class ServerConnection:
     async def _run(self, ready: asyncio.Future[Client], wake: asyncio.Event) -> None:
         errlog = CappedLog(self.log_path)  # rotated at a size cap (L7)
         closed = False
+        signed_out = False
         published: Client | None = None
 
         def on_closed() -> None:
@@ -218,13 +230,22 @@ class ServerConnection:
         except Exception as exc:  # boundary: any transport/handshake failure becomes a server error
             leaf = first_leaf(exc)
             reason = f"{type(leaf).__name__}: {leaf}"
-            log.warning("MCP server %s ended: %s", self.config.name, reason)
+            if isinstance(leaf, SignInRequired):
+                signed_out = True
+                log.info("MCP server %s: %s", self.config.name, leaf)
+                if not ready.done():
+                    ready.set_exception(SignInRequiredError(self.config.name, str(leaf)))
+            else:
+                log.warning("MCP server %s ended: %s", self.config.name, reason)
             if not ready.done():
                 ready.set_exception(ServerUnavailableError(self.config.name, f"could not start: {reason}"))
         finally:
             errlog.close()
             if published is not None and self._client is published:
-                self.mark_broken("server closed the connection" if closed else "session ended")
+                if signed_out:  # the transport ended for a sign-in, not a crash: no backoff
+                    self.reopen(published)
+                else:
+                    self.mark_broken("server closed the connection" if closed else "session ended")
 
     async def _serve(self, client: Client, wake: asyncio.Event) -> None:
         """Wait for stop or closure; on the 2026 era also hold a tools list_changed subscription."""

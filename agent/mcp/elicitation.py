@@ -45,6 +45,8 @@ class CallHooks:
     # The host bounds the user's time (LoopSettings.link_wait); this only caps the pause of our clock.
     link_wait: float = 3600.0
     asked: list[LinkRequest] = field(default_factory=list)
+    # Set when this call's own request needed a person to sign in (agent/mcp/oauth.py): not sent.
+    sign_in: Exception | None = None
 
 
 current_call: ContextVar[CallHooks | None] = ContextVar("mcp_current_call", default=None)

@@ -3,7 +3,8 @@
 McpError
  ├── UnknownServerError        no server configured under that name
  ├── ServerUnavailableError    could not start / connect / handshake (or waiting out a backoff)
- │    └── ServerStartTimeoutError   start or initialize did not finish in connect_timeout
+ │    ├── ServerStartTimeoutError   start or initialize did not finish in connect_timeout
+ │    └── SignInRequiredError       OAuth: a person must sign in first; the request was not sent
  ├── CallTimeoutError          the call ran past its timeout (the server was told to cancel)
  ├── ConnectionLostError       the server went away while the call was in flight
  ├── SessionExpiredError       HTTP 404 on a request carrying Mcp-Session-Id: the server forgot the
@@ -48,6 +49,11 @@ class ServerUnavailableError(McpError):
 
 class ServerStartTimeoutError(ServerUnavailableError):
     pass
+
+
+class SignInRequiredError(ServerUnavailableError):
+    """OAuth: no usable token (none yet, or the refresh was refused) and a person must sign in. The
+    request that needed it was not sent, so it may be sent again once someone has signed in."""
 
 
 class CallTimeoutError(McpError):

@@ -8,6 +8,14 @@ client credentials are stored already), runs the authorization code flow with PK
 8707 ``resource`` parameter, refreshes tokens, and steps the scope up on 403 ``insufficient_scope``.
 The host supplies where tokens live (``TokenStorage``: the web app encrypts them in PostgreSQL) and
 what happens when a person must sign in (``redirect_handler`` / ``callback_handler``).
+
+A process that cannot wait for a person (a worker) raises ``SignInRequired`` from its redirect
+handler. The request that needed the sign-in is then not sent: the provider records the need on
+itself (``pending_sign_in``) and on the ``tools/call`` whose request it was (``CallHooks.sign_in``;
+the SDK runs a request's POST, auth flow included, in the caller's context), so the pool can tell
+that call "not run, sign-in needed" apart from a call cut off by the closed connection. The provider
+also forgets that it had loaded the storage, so the next request reads the tokens a person has
+stored meanwhile (in another process) instead of asking again.
 """
 
 from __future__ import annotations
@@ -23,7 +31,17 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl
 
+from agent.mcp.elicitation import current_call
+
 CLIENT_NAME = "clearloop"
+
+
+class SignInRequired(Exception):
+    """A host's redirect handler raises it where nobody can sign in now; nothing was sent."""
+
+    def __init__(self, server: str, message: str = "") -> None:
+        super().__init__(message or f"{server} needs a sign-in")
+        self.server = server
 
 
 class MemoryTokenStorage:
@@ -55,10 +73,27 @@ class StoredTokenProvider(OAuthClientProvider):
     provider refresh first, as it would in the process that got the token.
     """
 
+    sign_in_required: SignInRequired | None = None
+
     async def _initialize(self) -> None:
         await super()._initialize()
         if self.context.current_tokens is not None:
             self.context.update_token_expiry(self.context.current_tokens)
+            self.sign_in_required = None  # someone signed in (or it never was needed)
+
+    def needs_person(self, exc: SignInRequired) -> None:
+        """Called as ``exc`` leaves the redirect handler: remember it, on the provider and on the
+        call whose request needed it, and re-read the storage before the next request."""
+        self.sign_in_required = exc
+        self._initialized = False
+        hooks = current_call.get()
+        if hooks is not None:
+            hooks.sign_in = exc
+
+
+def pending_sign_in(auth: object) -> SignInRequired | None:
+    """The sign-in an ``auth`` (a config's) last found missing, if nobody has signed in since."""
+    return getattr(auth, "sign_in_required", None)
 
 
 def pre_registered(
@@ -93,11 +128,20 @@ def oauth_provider(
         if "://localhost" in redirect_uri or "://127.0.0.1" in redirect_uri
         else "web",
     )
-    return StoredTokenProvider(
+
+    async def redirect(url: str) -> None:
+        try:
+            await redirect_handler(url)
+        except SignInRequired as exc:
+            provider.needs_person(exc)
+            raise
+
+    provider = StoredTokenProvider(
         server_url=server_url,
         client_metadata=metadata,
         storage=storage,
-        redirect_handler=redirect_handler,
+        redirect_handler=redirect,
         callback_handler=callback_handler,
         client_metadata_url=client_metadata_url,
     )
+    return provider

@@ -34,9 +34,11 @@ from agent.mcp.errors import (
     McpError,
     RemoteError,
     SessionExpiredError,
+    SignInRequiredError,
     UnknownServerError,
     from_sdk_error,
 )
+from agent.mcp.oauth import pending_sign_in
 from agent.toolbox import AskLinkFn, ProgressFn
 
 log = logging.getLogger(__name__)
@@ -135,6 +137,15 @@ class McpPool:
         for callback in list(self._listeners):
             callback(name)
 
+    def _signed_out(self, name: str, what: str) -> SignInRequiredError | None:
+        """Why a request of ``name`` ended with its connection, if a person must sign in: for a
+        ``tools/call``, only when its own request needed the sign-in (another call's may have run)."""
+        hooks = current_call.get()
+        found = hooks.sign_in if hooks is not None else pending_sign_in(self.config(name).auth)
+        if found is None:
+            return None
+        return SignInRequiredError(name, f"{found}; {what} was not sent")
+
     async def _request(self, name: str, what: str, fn: Callable[[Any], Any]) -> Any:
         """Run ``fn(client)`` on the server's session, mapping SDK failures to ``McpError``.
 
@@ -148,6 +159,9 @@ class McpPool:
                 return await fn(client)
             except MCPError as exc:
                 err = from_sdk_error(name, exc, what, session_expired=conn.session_expired(client))
+                if isinstance(err, ConnectionLostError) and (signed_out := self._signed_out(name, what)):
+                    conn.reopen(client)  # the transport ended for the sign-in: a new one next time
+                    raise signed_out from exc
                 if isinstance(err, SessionExpiredError):
                     conn.reopen(client)
                     if attempt == 1:

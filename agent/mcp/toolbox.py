@@ -4,13 +4,18 @@ Each non-gateway server's tools are offered as ``server__tool`` with risk ``high
 lowers it per tool; annotations are passed along as hints only). Gateway servers are offered
 together as one ``mcp_call_tool``. A server that cannot start is left out of the listing (its error
 in ``errors``) while every other server's tools stay available.
+
+A server that needs a person to sign in first (MCP OAuth, ``SignInRequiredError``) is offered from
+the catalogue the host last saw (``known``), so the model can choose its tools; calling one then
+answers ``sign_in_required`` (nothing sent) and the loop makes the run wait for the sign-in. The host
+learns of every fresh listing through ``on_listed`` (to keep it for those runs).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,6 +30,7 @@ from agent.mcp.errors import (
     McpError,
     RemoteError,
     SessionExpiredError,
+    SignInRequiredError,
     UnknownServerError,
 )
 from agent.mcp.pool import McpPool
@@ -50,8 +56,13 @@ class McpToolbox:
         *,
         max_result_chars: int = DEFAULT_MAX_CHARS,
         description_overrides: Mapping[str, str] | None = None,
+        known: Mapping[str, Catalogue] | None = None,
+        on_listed: Callable[[Catalogue], Awaitable[None]] | None = None,
     ) -> None:
         self.pool = pool
+        self.known = dict(known or {})  # server -> the catalogue last seen (by any user's session)
+        self.on_listed = on_listed
+        self.signed_out: dict[str, str] = {}  # server -> why it needs a sign-in (not asked again)
         self.max_result_chars = max_result_chars
         self.overrides = dict(description_overrides or {})
         self.names: list[str] = []
@@ -76,12 +87,19 @@ class McpToolbox:
         return configs
 
     async def _catalogues(self, configs: list[McpServerConfig]) -> dict[str, Catalogue]:
-        results = await asyncio.gather(
-            *(self.pool.catalogue(c.name) for c in configs), return_exceptions=True
-        )
-        found: dict[str, Catalogue] = {}
-        for config, result in zip(configs, results, strict=True):
-            if isinstance(result, McpError):
+        # A server that needed a sign-in is not asked again by this toolbox (one run segment): its
+        # calls ask, and each listing would repeat the discovery requests for nothing.
+        asked = [c for c in configs if c.name not in self.signed_out]
+        results = await asyncio.gather(*(self.pool.catalogue(c.name) for c in asked), return_exceptions=True)
+        found: dict[str, Catalogue] = {
+            name: self.known[name] for name in self.signed_out if name in self.known
+        }
+        for config, result in zip(asked, results, strict=True):
+            if isinstance(result, SignInRequiredError):
+                self.signed_out[config.name] = result.detail
+            if isinstance(result, SignInRequiredError) and config.name in self.known:
+                found[config.name] = self.known[config.name]
+            elif isinstance(result, McpError):
                 self.errors[config.name] = result.detail
                 log.warning("MCP server %s left out of the tool list: %s", config.name, result.detail)
             elif isinstance(result, BaseException):
@@ -89,7 +107,19 @@ class McpToolbox:
             else:
                 self.errors.pop(config.name, None)
                 found[config.name] = result
+                await self._listed(result)
         return found
+
+    async def _listed(self, catalogue: Catalogue) -> None:
+        seen = self.known.get(catalogue.server)
+        if seen is not None and seen.entries == catalogue.entries:
+            return
+        self.known[catalogue.server] = catalogue
+        if self.on_listed is not None:
+            try:
+                await self.on_listed(catalogue)
+            except Exception:  # noqa: BLE001 - keeping the listing is a convenience, not the run's concern
+                log.warning("keeping the tool list of %s failed", catalogue.server, exc_info=True)
 
     async def list_tools(self) -> list[ToolInfo]:
         configs = self._enabled()
@@ -142,6 +172,8 @@ class McpToolbox:
             return ToolOutcome.failure("unknown_tool", f"no MCP tool named {name!r}")
         try:
             entry = (await self.pool.catalogue(route.server)).by_remote(route.remote_name)
+        except SignInRequiredError as exc:
+            return ToolOutcome.failure("sign_in_required", exc.detail)
         except McpError as exc:
             return ToolOutcome.failure("execution_error", str(exc))
         if entry is None:
@@ -165,6 +197,8 @@ class McpToolbox:
             )
         try:
             entry = (await self.pool.catalogue(server)).by_remote(str(tool))
+        except SignInRequiredError as exc:
+            return ToolOutcome.failure("sign_in_required", exc.detail)
         except McpError as exc:
             return ToolOutcome.failure("execution_error", str(exc))
         if entry is None or entry.disabled_reason:
@@ -214,6 +248,8 @@ class McpToolbox:
                 f"{exc.detail}. The link ({hosts}) was shown to the user; ask them to tell you when "
                 "they have finished there, then call the tool again.",
             )
+        except SignInRequiredError as exc:  # this call's own request needed it: nothing was sent
+            return ToolOutcome.failure("sign_in_required", exc.detail)
         except SessionExpiredError as exc:  # expired twice in a row: it never ran, so not "unknown"
             return ToolOutcome.failure("execution_error", f"{exc.detail} (after re-opening it once)")
         except McpError as exc:  # server unavailable: the call never reached it

@@ -181,7 +181,7 @@ class McpServerAdmin(admin.ModelAdmin):
         servers = list(queryset[: MAX_TESTED + 1])
         if len(servers) > MAX_TESTED:
             self.message_user(request, f"Testing the first {MAX_TESTED} servers only.", messages.WARNING)
-        return self._render_reports(request, probe_servers(servers[:MAX_TESTED]))
+        return self._render_reports(request, probe_servers(servers[:MAX_TESTED], request.user.pk))
 
     def test_view(self, request: HttpRequest, object_id: int):
         if request.method != "POST":
@@ -189,7 +189,7 @@ class McpServerAdmin(admin.ModelAdmin):
         server = get_object_or_404(McpServer, pk=object_id)
         if not self.has_change_permission(request, server):
             raise PermissionDenied
-        return self._render_reports(request, probe_servers([server]))
+        return self._render_reports(request, probe_servers([server], request.user.pk))
 
     # --- export / import -----------------------------------------------------------------------
 

@@ -43,6 +43,9 @@ class McpServer(models.Model):
         help_text="OAuth 2.1 (http / sse only): one connection for everyone (an admin signs in once "
         "from this page) or each user signs in the first time a tool of this server is needed",
     )
+    # OAuth servers: the tool list last seen through anyone's session (CatalogueEntry fields), so a
+    # user who has not signed in yet is offered the tools and signs in when one is called.
+    tools_seen = models.JSONField(default=list, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]

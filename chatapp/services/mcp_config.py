@@ -64,10 +64,15 @@ def enabled_configs() -> list[McpServerConfig]:
 
 def user_configs(user_id: int) -> list[McpServerConfig]:
     """The "each user signs in" servers as this user's sessions see them (the user's own grant)."""
-    configs = []
-    for server in McpServer.objects.filter(enabled=True, auth_mode=McpServer.AuthMode.PER_USER):
-        info = mcp_oauth.read_client_info(server.id, user_id)
-        redirect_uri = str(info.redirect_uris[0]) if info and info.redirect_uris else DEFAULT_REDIRECT
-        config = to_config(server)
-        configs.append(dataclasses.replace(config, auth=mcp_oauth.worker_auth(server, user_id, redirect_uri)))
-    return configs
+    servers = McpServer.objects.filter(enabled=True, auth_mode=McpServer.AuthMode.PER_USER)
+    return [user_config(server, user_id) for server in servers]
+
+
+def user_config(server: McpServer, user_id: int) -> McpServerConfig:
+    """``to_config``, with this user's grant when the server is "each user signs in"."""
+    config = to_config(server)
+    if server.auth_mode != McpServer.AuthMode.PER_USER:
+        return config
+    info = mcp_oauth.read_client_info(server.id, user_id)
+    redirect_uri = str(info.redirect_uris[0]) if info and info.redirect_uris else DEFAULT_REDIRECT
+    return dataclasses.replace(config, auth=mcp_oauth.worker_auth(server, user_id, redirect_uri))

@@ -26,7 +26,7 @@ from channels.layers import DEFAULT_CHANNEL_LAYER, channel_layers
 from django.db import connection as db_connection
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthToken
 
-from agent.mcp.oauth import oauth_provider
+from agent.mcp.oauth import SignInRequired, oauth_provider
 from chatapp.models import McpOAuthGrant, McpServer
 from chatapp.redaction import register_secret
 from chatapp.secrets import decrypt, encrypt
@@ -39,12 +39,11 @@ CODE_WAIT = 600.0  # seconds a sign-in waits for the person to come back from th
 DONE_WAIT = 20.0  # seconds the callback view waits for the token exchange
 
 
-class SignInNeeded(Exception):
+class SignInNeeded(SignInRequired):
     """The server needs a person to sign in (no token, or the refresh token was refused)."""
 
     def __init__(self, server: str, user_id: int | None) -> None:
-        super().__init__(f"{server} needs a sign-in")
-        self.server = server
+        super().__init__(server, f"{server} needs a sign-in")
         self.user_id = user_id
 
 
@@ -144,12 +143,17 @@ class GrantStorage:
 # --- who must sign in before a run goes on ----------------------------------------------------
 
 
-def sign_ins_needed(user_id: int, switched_off: set[str] | frozenset = frozenset()) -> list[dict]:
+def sign_ins_needed(
+    user_id: int, switched_off: set[str] | frozenset = frozenset(), only: set[str] | None = None
+) -> list[dict]:
     """The OAuth servers a run of ``user_id`` waits for: each "each user signs in" server this user
     has no valid grant for, and each "one connection for everyone" server whose grant is not valid
-    (only an admin can sign that one in). Servers the conversation switched off are not waited for."""
+    (only an admin can sign that one in). Servers the conversation switched off are not waited for;
+    ``only`` narrows the answer to these servers."""
     needed = []
     servers = McpServer.objects.filter(enabled=True).exclude(auth_mode=McpServer.AuthMode.NONE)
+    if only is not None:
+        servers = servers.filter(name__in=only)
     for server in servers.exclude(name__in=switched_off):
         per_user = server.auth_mode == McpServer.AuthMode.PER_USER
         owner = user_id if per_user else None  # None: the shared grant (IS NULL)
@@ -165,26 +169,30 @@ def resume_waiting(user_id: int | None) -> list[int]:
     """Re-queue the runs that waited for a sign-in (this user's; every one after an admin's sign-in
     for everyone), as an approval decision does: the worker checks again and parks them again if
     another sign-in is still missing."""
+    from chatapp.models import Run
+
+    waiting = Run.objects.filter(status=Run.Status.AWAITING_SIGN_IN, cancel_requested=False)
+    if user_id is not None:
+        waiting = waiting.filter(conversation__owner_id=user_id)
+    return [run_id for run_id in waiting.values_list("pk", flat=True) if requeue(run_id)]
+
+
+def requeue(run_id: int) -> bool:
+    """Queue one run that waits for a sign-in again (False: it no longer waits)."""
     from django.db import transaction
 
     from chatapp.models import Run
     from chatapp.services.dispatch import enqueue_on_commit
     from chatapp.services.run_lifecycle import move_locked
 
-    waiting = Run.objects.filter(status=Run.Status.AWAITING_SIGN_IN, cancel_requested=False)
-    if user_id is not None:
-        waiting = waiting.filter(conversation__owner_id=user_id)
-    resumed = []
-    for run_id in waiting.values_list("pk", flat=True):
-        with transaction.atomic():
-            run = Run.objects.select_for_update().filter(pk=run_id).first()
-            if run is None or run.status != Run.Status.AWAITING_SIGN_IN or run.lease_owner:
-                continue
-            # A clean pause, not a crash (as after an approval): the poison count starts afresh.
-            move_locked(run, Run.Status.QUEUED, deliveries=0)
-            enqueue_on_commit(run.pk)
-        resumed.append(run_id)
-    return resumed
+    with transaction.atomic():
+        run = Run.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.status != Run.Status.AWAITING_SIGN_IN or run.lease_owner:
+            return False
+        # A clean pause, not a crash (as after an approval): the poison count starts afresh.
+        move_locked(run, Run.Status.QUEUED, deliveries=0)
+        enqueue_on_commit(run.pk)
+    return True
 
 
 # --- the worker's side: use tokens, never sign in ---------------------------------------------------
@@ -304,6 +312,7 @@ def start_sign_in(server: McpServer, user_id: int | None, redirect_uri: str) -> 
     """Start a sign-in and return the consent-page URL and its state, or None when the stored
     tokens already work. Raises ``SignInFailed`` (discovery or registration failed, no answer)."""
     started = _Started(threading.Event())
+    _forget_other_redirects(server.id, user_id, redirect_uri)
     storage = GrantStorage(server.id, user_id)
     thread = threading.Thread(
         target=lambda: asyncio.run(_sign_in(server.url, storage, redirect_uri, started)),
@@ -316,6 +325,19 @@ def start_sign_in(server: McpServer, user_id: int | None, redirect_uri: str) -> 
     if started.error:
         raise SignInFailed(started.error)
     return started.url
+
+
+def _forget_other_redirects(server_id: int, user_id: int | None, redirect_uri: str) -> None:
+    """A client registered for another redirect URI cannot sign in here: the authorization server
+    would refuse our callback. That happens when a worker or a Test connection met the server
+    before anyone signed in (the SDK registers before it asks for a person, with the worker's
+    placeholder callback). Dropping it makes the SDK register again, with this callback."""
+    info = read_client_info(server_id, user_id)
+    if info is not None and redirect_uri not in [str(uri) for uri in info.redirect_uris or ()]:
+        # user_id None selects the shared grant (IS NULL), which the stubs do not allow for.
+        McpOAuthGrant.objects.filter(server_id=server_id, user_id=user_id).update(  # type: ignore[misc]
+            client_info_encrypted=""
+        )
 
 
 def state_of(url: str) -> str:

@@ -8,6 +8,10 @@ with its own httpx client or ``McpPool``, closed before it returns; nothing is s
 * ``probe_servers(servers)`` opens every server through one pool and reports, per server, whether it
   connected, its protocol version and the tools exactly as the model would be offered them
   (``McpToolbox.list_tools`` shaped by the admin's ``ToolPolicy`` rows, as the worker does).
+  OAuth servers are probed with a grant, never by signing in: "one connection for everyone" with
+  the shared grant, "each user signs in" with the testing admin's own. Without a usable grant the
+  report says ``sign_in_needed`` and what to do (not the server's bare 401); a listing that works is
+  kept for users who have not signed in yet (``mcp_catalogues``).
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ from agent.toolbox import ToolInfo
 from chatapp.models import McpServer, ProviderConfig
 from chatapp.redaction import redact_text
 from chatapp.services import policies
-from chatapp.services.mcp_config import to_config
+from chatapp.services.mcp_catalogues import keep_catalogue
+from chatapp.services.mcp_config import to_config, user_config
 
 PROVIDER_TIMEOUT = 30.0  # seconds for the whole provider test, connection and answer included
 MCP_EXTRA_SECONDS = 10.0  # on top of a server's connect_timeout, for tools/list
@@ -127,7 +132,7 @@ class ToolReport:
 class ServerReport:
     server: str
     transport: str
-    status: str  # connected | error
+    status: str  # connected | sign_in_needed | error
     protocol_version: str | None = None
     server_info: dict[str, Any] | None = None
     instructions: str | None = None
@@ -138,6 +143,10 @@ class ServerReport:
     @property
     def connected(self) -> bool:
         return self.status == "connected"
+
+    @property
+    def sign_in_needed(self) -> bool:
+        return self.status == "sign_in_needed"
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -184,12 +193,16 @@ async def _probe_one(
     pool: McpPool, config: McpServerConfig, overrides: dict[str, str], rules: list, trusted: set[str]
 ) -> ServerReport:
     report = ServerReport(config.name, config.transport, "error", gateway=config.gateway)
-    toolbox = McpToolbox(pool, [config], description_overrides=overrides)
+    toolbox = McpToolbox(pool, [config], description_overrides=overrides, on_listed=_keep)
     try:
         infos = await asyncio.wait_for(toolbox.list_tools(), config.connect_timeout + MCP_EXTRA_SECONDS)
     except TimeoutError:
         report.error = f"no tool list within {config.connect_timeout + MCP_EXTRA_SECONDS:g} s"
         infos = []
+    if config.name in toolbox.signed_out:
+        report.status = "sign_in_needed"  # probe_servers says who signs in, and where
+        report.error = toolbox.signed_out[config.name]
+        return report
     status = await pool.status(config.name)
     report.protocol_version = status.get("protocol_version")
     report.server_info = status.get("server_info")
@@ -200,6 +213,19 @@ async def _probe_one(
         report.status = "connected"
         report.tools = await _shape(infos, rules, trusted)
     return report
+
+
+async def _keep(catalogue: Any) -> None:
+    await asyncio.to_thread(_keep_closing, catalogue)
+
+
+def _keep_closing(catalogue: Any) -> None:
+    from django.db import connection
+
+    try:
+        keep_catalogue(catalogue)
+    finally:
+        connection.close()  # a thread of its own: its connection must not outlive it
 
 
 async def _probe(configs: list[McpServerConfig], rules: list) -> list[ServerReport]:
@@ -223,25 +249,42 @@ async def _probe(configs: list[McpServerConfig], rules: list) -> list[ServerRepo
     return reports
 
 
-def probe_servers(servers: Iterable[McpServer]) -> list[ServerReport]:
+SIGN_IN_ADVICE: dict[str, str] = {
+    McpServer.AuthMode.SHARED: "Nobody is signed in for everyone, or that sign-in is no longer valid: "
+    "use “Sign in for everyone” on this server's page.",
+    McpServer.AuthMode.PER_USER: "Each user signs in to this server, and you are not signed in (or "
+    "your sign-in is no longer valid): use “Sign in with my account” on this server's page to test it.",
+}
+
+
+def probe_servers(servers: Iterable[McpServer], user_id: int | None = None) -> list[ServerReport]:
     """Connect to each server (enabled or not: the admin asked), list its tools, close everything.
 
     A server whose row cannot become a config, or that fails to start, is reported with its error;
-    the others are probed all the same.
+    the others are probed all the same. An "each user signs in" server is probed with the grant of
+    ``user_id`` (the admin testing it), a shared one with the shared grant.
     """
     rows: Sequence[McpServer] = list(servers)
     rules = policies.load_rules()
     reports: dict[str, ServerReport] = {}
     configs: list[McpServerConfig] = []
     for row in rows:
+        if row.auth_mode == McpServer.AuthMode.PER_USER and user_id is None:
+            # Only a person's grant opens it (manage.py mcp_tools has none): nothing to probe with.
+            reports[row.name] = ServerReport(row.name, row.transport, "sign_in_needed")
+            continue
         try:
-            configs.append(dataclasses.replace(to_config(row), enabled=True))
+            config = user_config(row, user_id) if user_id is not None else to_config(row)
+            configs.append(dataclasses.replace(config, enabled=True))
         except McpConfigError as exc:
             reports[row.name] = ServerReport(row.name, row.transport, "error", error=str(exc))
     if configs:
         for report in asyncio.run(_probe(configs, rules)):
             reports[report.server] = report
+    modes = {row.name: row.auth_mode for row in rows}
     for report in reports.values():
+        if report.sign_in_needed:
+            report.error = f"Sign-in needed. {SIGN_IN_ADVICE.get(modes[report.server], '')}"
         if report.error:
             report.error = redact_text(report.error)
     return [reports[row.name] for row in rows if row.name in reports]

@@ -115,11 +115,22 @@ def _close_undecided_calls(run_id: int, status: str) -> None:
     waiting = ToolCall.objects.filter(run_id=run_id, status=ToolCall.Status.AWAITING_APPROVAL)
     for call in waiting.select_for_update():
         call.status = ToolCall.Status.DENIED
-        call.is_error = True
-        call.error_code = "run_ended"
-        call.result = f"The run ended ({status}) before this call was decided; it did not run."
-        call.save(update_fields=["status", "is_error", "error_code", "result", "updated_at"])
-        record("tool_call_status", run_id=run_id, subject=call)
+        _ended(call, f"The run ended ({status}) before this call was decided; it did not run.")
+    # Calls held back for a sign-in (MCP OAuth) were never sent, and will not be now.
+    held = ToolCall.objects.filter(
+        run_id=run_id, status=ToolCall.Status.APPROVED, error_code="sign_in_required"
+    )
+    for call in held.select_for_update():
+        call.status = ToolCall.Status.FAILED
+        _ended(call, f"The run ended ({status}) before the sign-in this call waited for; it was not sent.")
+
+
+def _ended(call: ToolCall, why: str) -> None:
+    call.is_error = True
+    call.error_code = "run_ended"
+    call.result = why
+    call.save(update_fields=["status", "is_error", "error_code", "result", "updated_at"])
+    record("tool_call_status", run_id=call.run_id, subject=call)
 
 
 def move(run_id: int, to: str, **options: Any) -> frames.Frame:

@@ -81,9 +81,7 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
         failure=explain(run) if run.status == Run.Status.FAILED else None,
         waiting=waiting_calls(all_calls) if run.is_active else [],
         timeline=timeline(run),
-        sign_ins=mcp_oauth.sign_ins_needed(run.conversation.owner_id)
-        if run.status == Run.Status.AWAITING_SIGN_IN
-        else [],
+        sign_ins=_sign_ins(run) if run.status == Run.Status.AWAITING_SIGN_IN else [],
     )
 
 
@@ -152,3 +150,13 @@ def round_reasoning(response: dict[str, Any] | None) -> dict[str, Any] | None:
     if not text and not sealed:
         return None
     return {"text": text, "blocks": sealed}
+
+
+def _sign_ins(run: Run) -> list[dict]:
+    """The sign-ins this run waits for (named when it parked), still missing now."""
+    from chatapp.frames import Kind
+    from chatapp.models import RunEvent
+
+    last = RunEvent.objects.filter(run=run, type=Kind.STATUS).order_by("-seq").first()
+    names = {s.get("name") for s in (last.payload.get("servers") or [])} if last else set()
+    return mcp_oauth.sign_ins_needed(run.conversation.owner_id, only=names or None)

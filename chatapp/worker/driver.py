@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 
 from agent import events as ev
-from agent.loop import LoopSettings, NextStepInterruption, run_agent
+from agent.loop import LoopSettings, NextStepInterruption, NextStepSignIn, run_agent
 from agent.mcp import GATEWAY_TOOL
 from agent.providers.errors import ProviderError
 from chatapp.worker import links, store
@@ -100,7 +100,13 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
             return
         if stopped:
             await _cancelled(runtime, run_id, recorder)
-        elif isinstance(await agent, NextStepInterruption):
+        elif isinstance(step := await agent, NextStepSignIn):
+            # A call found its server needs a sign-in (none yet, or the refresh was refused): the
+            # call is "approved" again, unsent; the run parks like below and runs it when resumed.
+            await recorder.flush()
+            moved = await runtime.db(store.pause_for_sign_in, run_id, recorder.seqs, step.servers)
+            await recorder.publish_frames(moved)
+        elif isinstance(step, NextStepInterruption):
             # Also when no new ApprovalRequested was emitted (e.g. an approval was voided): the run
             # waits, holding no worker, whatever state the last segment left it in.
             await recorder.flush()

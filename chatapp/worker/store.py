@@ -22,6 +22,7 @@ from chatapp.models import TERMINAL_STATUSES, Message, Round, Run, RunEvent, Too
 from chatapp.nul import without_nul
 from chatapp.pricing import price_for, round_cost
 from chatapp.redaction import redact as _redact
+from chatapp.services import mcp_oauth
 from chatapp.services.run_lifecycle import move_locked
 from chatapp.worker import calibration
 
@@ -124,13 +125,25 @@ def _pause(run_id: int, seqs: event_log.Sequence | None) -> list[Frame]:
 
 def pause_for_sign_in(run_id: int, seqs: event_log.Sequence | None, servers: Any) -> list[Frame]:
     """An MCP server of the run needs a sign-in: the run waits, holding no worker, until the sign-in's
-    callback queues it again (services/mcp_oauth.py)."""
+    callback queues it again (services/mcp_oauth.py). ``servers``: the descriptions of
+    ``sign_ins_needed``, or the names of servers whose calls could not be sent."""
     with transaction.atomic():
         run = _locked(run_id)
         if run.status != Run.Status.RUNNING:
             return []
-        detail = {"servers": list(servers or [])}
-        return [move_locked(run, Run.Status.AWAITING_SIGN_IN, seqs=seqs, publish=seqs is None, detail=detail)]
+        names = {s for s in servers or [] if isinstance(s, str)}
+        described = [s for s in servers or [] if isinstance(s, dict)]
+        if names:
+            described += mcp_oauth.sign_ins_needed(run.conversation.owner_id, only=names)
+        detail = {"servers": described}
+        moved = move_locked(run, Run.Status.AWAITING_SIGN_IN, seqs=seqs, publish=seqs is None, detail=detail)
+        if names and not described:
+            # Signed in while the call was on its way: nothing to wait for, the run goes on at once.
+            # The lease is let go first (the task's end would do it), so the run can be queued.
+            run.lease_owner, run.lease_expires_at = "", None
+            run.save(update_fields=["lease_owner", "lease_expires_at"])
+            transaction.on_commit(lambda: mcp_oauth.requeue(run_id))
+        return [moved]
 
 
 def pause_for_approval(run_id: int, seqs: event_log.Sequence | None = None) -> list[Frame]:

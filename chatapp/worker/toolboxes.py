@@ -20,6 +20,7 @@ from agent.statuses import EXECUTED_CALL_STATUSES
 from agent.tools import CombinedToolbox, SqlToolbox, WorkspaceToolbox
 from chatapp.services import mcp_oauth, policies
 from chatapp.services.demo_database import sql_backend
+from chatapp.services.mcp_catalogues import keep_catalogue, known_catalogues
 from chatapp.services.mcp_config import enabled_configs, user_configs
 from chatapp.services.policy_toolbox import PolicyToolbox
 from chatapp.worker.runtime import WorkerRuntime
@@ -103,10 +104,13 @@ class SignInRequired(Exception):
 
 def _load_host_config(
     workspace: Path | None = None, owner_id: int | None = None, switched_off: frozenset = frozenset()
-) -> tuple[list, list, list, set[str], Any]:
+) -> tuple[list, list, list, set[str], Any, dict]:
     mine: list = []
+    known = known_catalogues()
     if owner_id is not None:
-        needed = mcp_oauth.sign_ins_needed(owner_id, switched_off)
+        # An OAuth server whose tools were seen before is offered from that list and asks for the
+        # sign-in when one of its tools is called; one nobody has listed yet is waited for here.
+        needed = [s for s in mcp_oauth.sign_ins_needed(owner_id, switched_off) if s["name"] not in known]
         if needed:
             raise SignInRequired(needed)
         mine = user_configs(owner_id)
@@ -114,7 +118,7 @@ def _load_host_config(
     if workspace is not None and owner_id is not None:
         prepare_workspace(workspace, owner_id)  # same trip to a DB thread: one hop, not two
     trusted = {c.name for c in configs + mine if c.trusted}
-    return configs, mine, policies.load_rules(), trusted, sql_backend()
+    return configs, mine, policies.load_rules(), trusted, sql_backend(), known
 
 
 async def user_pool(runtime: WorkerRuntime, user_id: int) -> McpPool:
@@ -133,15 +137,26 @@ async def build_toolbox(runtime: WorkerRuntime, ctx: Any) -> PolicyToolbox:
     workspace = Path(ctx.workspace)
     toggles = (ctx.tool_settings or {}).get("servers") or {}
     off = frozenset(name for name, on in toggles.items() if on is False)
-    configs, mine, rules, trusted, backend = await runtime.db(_load_host_config, workspace, ctx.owner_id, off)
+    loaded = await runtime.db(_load_host_config, workspace, ctx.owner_id, off)
+    configs, mine, rules, trusted, backend, known = loaded
     pool = await mcp_pool(runtime)
     parts: list[Any] = [WorkspaceToolbox(workspace), SqlToolbox(backend)]
     overrides = {pattern: rule.description for pattern, rule in rules if rule.description}
+    oauth = {c.name for c in configs + mine if c.auth is not None}
+
+    async def listed(catalogue: Any) -> None:
+        if catalogue.server in oauth:  # only OAuth servers' lists are kept (for the signed-out)
+            await runtime.db(keep_catalogue, catalogue)
+
+    def mcp(servers_pool: McpPool, servers: list) -> McpToolbox:
+        return McpToolbox(
+            servers_pool, servers, description_overrides=overrides, known=known, on_listed=listed
+        )
+
     if configs:
-        parts.append(McpToolbox(pool, configs, description_overrides=overrides))
+        parts.append(mcp(pool, configs))
     if mine:
-        own = await user_pool(runtime, ctx.owner_id)
-        parts.append(McpToolbox(own, mine, description_overrides=overrides))
+        parts.append(mcp(await user_pool(runtime, ctx.owner_id), mine))
     box = PolicyToolbox(CombinedToolbox(parts), rules, trusted, ctx.tool_settings)
     ctx.toolbox = box
     return box

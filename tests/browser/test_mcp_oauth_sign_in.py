@@ -71,3 +71,42 @@ def test_the_admin_signs_in_for_everyone_from_the_servers_admin_page(
     expect(page.locator("text=signed in for everyone")).to_be_visible()
     page.screenshot(path=str(artifacts / "mcp-admin-signed-in.png"))
     assert McpOAuthGrant.objects.get(server=server, user=None).state == "signed_in"
+
+
+def test_once_the_tools_are_known_a_user_signs_in_when_the_model_calls_one(
+    cast, demo_provider, oauth_server, page_for, artifacts
+):
+    """The admin tests the server with their own account (which keeps its tool list); Alice, never
+    signed in, is offered its tools, the model calls one, and the run waits at that call."""
+    server = _notes(oauth_server.url, "per_user")
+    admin = page_for("ada", "ada-pass")
+    admin.goto(f"/admin/chatapp/mcpserver/{server.id}/change/")
+    admin.click("text=Test connection")
+    expect(admin.locator("[data-role=sign-in-needed]")).to_have_text("sign-in needed")
+    admin.goto(f"/admin/chatapp/mcpserver/{server.id}/change/")
+    admin.click("text=Sign in with my account")
+    _consent(admin, "ada-at-notes")
+    admin.wait_for_url(re.compile(rf"/admin/chatapp/mcpserver/{server.id}/change/$"))
+    admin.click("text=Test connection")
+    expect(admin.locator("text=notes__add_note")).to_be_visible()
+
+    page = page_for("alice", "alice-pass")
+    page.click("text=New conversation")
+    page.wait_for_selector("#composer textarea")
+    page.fill("#message", '[[demo:call notes__add_note {"text": "from alice"}]]')
+    page.press("#message", "Enter")
+    button = page.locator("[data-role=sign-in-button]")
+    expect(button).to_have_text("Sign in to notes", timeout=60_000)
+    run = Run.objects.get(conversation__owner=cast["alice"])
+    # It waited at the call the model made, not at its start; the call was not sent.
+    call = ToolCall.objects.get(run=run)
+    assert (call.status, call.error_code) == ("approved", "sign_in_required")
+    assert run.status == "awaiting_sign_in" and run.lease_owner == ""
+    page.screenshot(path=str(artifacts / "mcp-sign-in-at-the-call.png"))
+    button.click()
+    _consent(page, "alice-at-notes")
+    page.locator("[data-role=answer]").wait_for(timeout=90_000)
+    run.refresh_from_db()
+    call.refresh_from_db()
+    assert run.status == "succeeded" and call.status == "succeeded"
+    assert oauth_server.hook("stats")["notes"] == ["from alice"]

@@ -23,16 +23,17 @@ class OAuthServer:
     def url(self) -> str:
         return f"{self.base}/mcp"
 
-    def hook(self, name: str) -> dict:
-        response = httpx.request("GET" if name == "stats" else "POST", f"{self.base}/test/{name}")
+    def hook(self, name: str, **settings) -> dict:
+        method = "GET" if name == "stats" else "POST"
+        response = httpx.request(method, f"{self.base}/test/{name}", json=settings or None, trust_env=False)
         response.raise_for_status()
         return response.json()
 
     def consent(self, authorize_url: str, answer: str = "allow", subject: str = "alice") -> str:
         """What a person does from the authorization URL on: returns where the browser is sent back to."""
-        page = httpx.get(authorize_url, follow_redirects=True)
-        assert "allow clearloop?" in page.text
-        response = httpx.post(str(page.url), data={"answer": answer, "subject": subject})
+        page = httpx.get(authorize_url, follow_redirects=True, trust_env=False)
+        assert "allow clearloop?" in page.text, (page.status_code, page.text[:500])
+        response = httpx.post(str(page.url), data={"answer": answer, "subject": subject}, trust_env=False)
         assert response.status_code == 302
         return response.headers["location"]
 

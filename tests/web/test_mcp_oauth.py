@@ -154,3 +154,79 @@ def test_runs_wait_for_the_sign_ins_they_need(cast):
     # Bob has not signed in to "notes"; a refused refresh puts the shared one back to "sign in again".
     mcp_oauth.mark_sign_in_needed(shared.id, None, "refresh refused")
     assert [s["name"] for s in mcp_oauth.sign_ins_needed(cast["bob"].id)] == ["notes", "team"]
+
+
+def test_a_refresh_refused_mid_session_holds_that_call_and_a_new_sign_in_is_picked_up(
+    cast, client, oauth_server
+):
+    """Gap (a) at the MCP layer: in the worker's live session the access token expires, the provider
+    refuses the refresh, and the call is reported "sign-in required, nothing sent" (not a lost
+    connection whose outcome is unknown). After a new sign-in in another process (the web), the same
+    pool with the same config picks the new tokens up from the grant."""
+    from agent.mcp import McpToolbox
+    from agent.toolbox import ToolContext
+
+    server = _server(oauth_server.url)
+    _admin_signs_in(client, server, oauth_server)
+    config = to_config(server)
+    loop = asyncio.new_event_loop()
+    pool = McpPool([config])
+    box = McpToolbox(pool, [config])
+    ctx = ToolContext(run_key="r", timeout=20)
+
+    def note(text: str):
+        return loop.run_until_complete(box.execute("notes__add_note", {"text": text}, ctx))
+
+    try:
+        loop.run_until_complete(box.list_tools())
+        assert note("one").ok
+        # An hour later: the server has expired the token, the worker's copy has expired too, and
+        # the provider no longer accepts the refresh token.
+        oauth_server.hook("expire")
+        oauth_server.hook("reject-refresh")
+        config.auth.context.token_expiry_time = 1.0
+        held = note("two")
+        assert (held.ok, held.code) == (False, "sign_in_required"), held
+        assert "needs a sign-in" in held.error and "was not sent" in held.error
+        assert oauth_server.hook("stats")["refresh_refused"] == 1
+        assert McpOAuthGrant.objects.get(server=server, user=None).state == "sign_in_needed"
+        # The admin signs in again (the web process); the worker's pool is not told.
+        oauth_server.hook("settings", reject_refresh=False)
+        _admin_signs_in(client, server, oauth_server)
+        assert note("three").ok
+    finally:
+        loop.run_until_complete(pool.aclose())
+        loop.close()
+    # "two" never reached the server; nothing ran twice.
+    assert oauth_server.hook("stats")["notes"] == ["one", "three"]
+
+
+def _test_connection(client, server: McpServer) -> str:
+    response = client.post(f"/admin/chatapp/mcpserver/{server.id}/test-connection/")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_test_connection_says_sign_in_needed_and_uses_the_grant(cast, client, oauth_server):
+    """Gap (c): Test connection of an OAuth server uses a grant and never shows the bare 401."""
+    shared = _server(oauth_server.url)
+    per_user = McpServer.objects.create(name="mine", transport="http", url=oauth_server.url, auth_mode="per_user")
+    client.force_login(cast["ada"])
+    for server, button in ((shared, "Sign in for everyone"), (per_user, "Sign in with my account")):
+        page = _test_connection(client, server)
+        assert 'data-role="sign-in-needed"' in page and button in page, page[-2000:]
+        assert "401" not in page
+    assert b"Sign in with my account" in client.get(f"/admin/chatapp/mcpserver/{per_user.id}/change/").content
+
+    _admin_signs_in(client, shared, oauth_server)
+    page = _test_connection(client, shared)
+    assert "connected" in page and "notes__whoami" in page and "notes__add_note" in page
+    # The listing is kept for the users who have not signed in yet.
+    shared.refresh_from_db()
+    assert {t["remote_name"] for t in shared.tools_seen} == {"whoami", "add_note"}
+    # "Each user signs in": the admin's own sign-in is what Test connection uses.
+    response = client.post(f"/mcp/{per_user.id}/sign-in/", {"next": f"/admin/chatapp/mcpserver/{per_user.id}/change/"})
+    back = urlparse(oauth_server.consent(response.context["target"], subject="ada"))
+    assert client.get(f"{back.path}?{back.query}")["Location"].endswith(f"/{per_user.id}/change/")
+    page = _test_connection(client, per_user)
+    assert "connected" in page and "mine__whoami" in page

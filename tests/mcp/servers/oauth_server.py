@@ -8,9 +8,11 @@ name and an "Allow" button (a real page a browser goes through), and redirects b
 
 Test hooks (plain HTTP, no auth): ``POST /test/expire`` makes every access token expired (the next
 call refreshes), ``POST /test/reject-refresh`` makes refresh tokens refused (``invalid_grant``),
-``GET /test/stats`` counts tokens issued and refreshes.
+``POST /test/settings`` with JSON ``{"reject_refresh": false}`` accepts refreshes again,
+``GET /test/stats`` counts tokens issued and refreshes and lists the notes.
 
-Tool: ``whoami()`` answers with the subject the token was issued to.
+Tools: ``whoami()`` answers with the subject the token was issued to; ``add_note(text)`` keeps the
+note (a side effect: ``/test/stats`` lists every note, so a test sees a call that ran twice).
 Usage: python oauth_server.py --port N
 """
 
@@ -46,7 +48,7 @@ class Provider:
         self.access: dict[str, AccessToken] = {}
         self.refresh: dict[str, RefreshToken] = {}
         self.reject_refresh = False
-        self.stats = {"issued": 0, "refreshed": 0, "refresh_refused": 0}
+        self.stats: dict = {"issued": 0, "refreshed": 0, "refresh_refused": 0, "notes": []}
 
     async def get_client(self, client_id: str):
         return self.clients.get(client_id)
@@ -143,6 +145,12 @@ def build(port: int) -> MCPServer:
         token = get_access_token()
         return f"signed in as {token.subject if token else 'nobody'}"
 
+    @server.tool()
+    def add_note(text: str) -> str:
+        """Keep a note (each call adds one)."""
+        provider.stats["notes"].append(text)
+        return f"noted: {text}"
+
     @server.custom_route("/consent", methods=["GET", "POST"])
     async def consent(request: Request) -> Response:
         ticket = request.query_params.get("ticket", "")
@@ -189,6 +197,12 @@ def build(port: int) -> MCPServer:
     @server.custom_route("/test/reject-refresh", methods=["POST"])
     async def reject(request: Request) -> Response:
         provider.reject_refresh = True
+        return JSONResponse({"ok": True})
+
+    @server.custom_route("/test/settings", methods=["POST"])
+    async def settings(request: Request) -> Response:
+        body = await request.json()
+        provider.reject_refresh = bool(body.get("reject_refresh", provider.reject_refresh))
         return JSONResponse({"ok": True})
 
     @server.custom_route("/test/stats", methods=["GET"])
