@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('chatapp', '0020_run_denied'),
+        ('chatapp', '0021_user_preference'),
     ]
 
     operations = [
