@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('chatapp', '0021_user_preference'),
+        ('chatapp', '0022_large_values_once'),
     ]
 
     operations = [
