@@ -56,8 +56,15 @@ async def drive_segment(runtime: WorkerRuntime, run_id: int, lease: str) -> None
 
 async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
     ctx: RunContext = await runtime.db(load_run_context, run_id)
-    recorder = RunRecorder(runtime, run_id, ctx.conversation_id, ctx.last_seq, settings.STREAM_COALESCE_MS)
-    recorder.lease = lease  # every durable write checks it still holds the run (store.LeaseLost)
+    # Every durable write checks the lease still holds the run (store.LeaseLost).
+    coalesce = settings.STREAM_COALESCE_MS
+    recorder = RunRecorder(runtime, run_id, ctx.conversation_id, ctx.last_seq, coalesce, lease)
+    async with recorder:  # watches the run for a user's stop while it is driven
+        await _drive(runtime, ctx, recorder, lease)
+
+
+async def _drive(runtime: WorkerRuntime, ctx: RunContext, recorder: RunRecorder, lease: str) -> None:
+    run_id = ctx.run_id
     lost = asyncio.Event()
     renewer = asyncio.create_task(_keep_lease(runtime, run_id, lease, lost))
     try:
@@ -128,7 +135,6 @@ async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
         renewer.cancel()
         if not lost.is_set():
             await recorder.flush()
-        recorder.close()
         # No call of this segment waits any more (finished, stopped, crashed or handed back): none of
         # the links it asked stays open. Only its own: a worker that took the run over has its own.
         await runtime.db(links.close_pending, run_id, recorder.link_ids)

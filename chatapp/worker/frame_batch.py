@@ -4,36 +4,21 @@ A run's recorder hands over a frame and waits until it is stored and published, 
 wrote and published it alone, so its order with the run's durable events is unchanged. What differs
 is that while one write is in flight, the frames of every run queue up, and the next write takes
 them all: at one stream nothing waits, at a hundred streams one INSERT and two Redis round trips
-carry hundreds of frames (group commit). The frame is JSON-encoded here once, and daphne forwards
-that text to every socket without decoding it (``ConversationConsumer.run_frame``).
+carry hundreds of frames (group commit). The frame is JSON-encoded once (``LiveFrame.message``), and
+daphne forwards that text to every socket without decoding it (``ConversationConsumer.run_frame``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from dataclasses import dataclass
 from typing import Any
 
-from chatapp.frame_limits import bounded_frame
 from chatapp.worker import crash, store
 from chatapp.worker.fanout import publish_many
+from chatapp.worker.publisher import LiveFrame
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class LiveFrame:
-    run_id: int
-    seq: int
-    kind: str
-    payload: dict[str, Any]
-    group: str
-
-    def message(self) -> dict[str, Any]:
-        frame = bounded_frame({"run": self.run_id, "seq": self.seq, "type": self.kind, "data": self.payload})
-        return {"type": "run.frame", "text": json.dumps(frame, ensure_ascii=False)}
 
 
 class FrameBatcher:
@@ -42,8 +27,6 @@ class FrameBatcher:
         self.layer = layer
         self._queue: list[tuple[LiveFrame, asyncio.Future[None]]] = []
         self._task: asyncio.Task | None = None
-        self.last_batch = 0  # frames in the latest batch, for the bench and the logs
-        self.write_seconds = 0.0  # how long the latest write took
 
     async def put(self, frame: LiveFrame) -> None:
         """Returns once the frame is stored (raises if storing failed) and its publish was tried."""
@@ -54,12 +37,9 @@ class FrameBatcher:
         await done
 
     async def _drain(self) -> None:
-        loop = asyncio.get_running_loop()
         while self._queue:
             batch, self._queue = self._queue, []
             frames = [frame for frame, _ in batch]
-            self.last_batch = len(frames)
-            started = loop.time()
             try:
                 await self.runtime.db(store.append_events, [_row(f) for f in frames])
             except Exception:  # noqa: BLE001 - one bad row must not fail the other runs' frames
@@ -68,7 +48,6 @@ class FrameBatcher:
                 )
                 batch = await self._one_by_one(batch)
                 frames = [frame for frame, _ in batch]
-            self.write_seconds = loop.time() - started
             for frame in frames:
                 crash.after_stored(frame.kind, frame.payload)
             try:

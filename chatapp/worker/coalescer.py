@@ -1,0 +1,90 @@
+"""A run's token deltas, coalesced into DELTA frames: one frame per window, never one per token.
+
+The window is ``STREAM_COALESCE_MS`` at rest and widens with the worker's load (its loop running late,
+its writes answering slowly), up to ``MAX_WINDOW``: fewer, larger frames are what lets one worker
+carry many runs. A flush may split its text across several frames, each numbered as it is written,
+so flushes are serialized: the timer's flush must not number a frame between another flush's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agent import events as ev
+from chatapp.frame_limits import fold_stored_delta, split_text
+
+DELTAS = (ev.TextDelta, ev.ReasoningDelta, ev.ToolCallDelta)
+MAX_WINDOW = 0.5
+
+
+class DeltaCoalescer:
+    def __init__(
+        self, write: Callable[[dict[str, Any]], Awaitable[None]], window: float, load: Callable[[], float]
+    ) -> None:
+        self._write = write  # stores and publishes one DELTA payload, in order
+        self.floor = window
+        self._load = load  # seconds of lag the worker shows now (a wider window when it is busy)
+        self._pending: list[ev.Event] = []
+        self._last_flush = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._flushing: asyncio.Task[None] | None = None  # the timer's flush, kept from the collector
+        self._lock = asyncio.Lock()
+
+    def window(self) -> float:
+        return max(self.floor, min(MAX_WINDOW, self._load()))
+
+    async def add(self, delta: ev.Event) -> None:
+        """Flushes at once when the last flush is a window old; otherwise a timer flushes later."""
+        self._pending.append(delta)
+        window = self.window()
+        if time.monotonic() - self._last_flush >= window:
+            await self.flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(window, self._flush_soon)
+
+    def _flush_soon(self) -> None:
+        self._timer = None
+        self._flushing = asyncio.ensure_future(self.flush())
+
+    async def flush(self) -> None:
+        """Write what is pending; returns once it (and any flush in flight) is written."""
+        async with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if not self._pending:
+                return
+            pending, self._pending = self._pending, []
+            self._last_flush = time.monotonic()
+            for payload in split_text(merge_deltas(pending)):
+                await self._write(fold_stored_delta(payload))
+
+
+def merge_deltas(events: list[ev.Event]) -> dict[str, Any]:
+    """Fold a batch of deltas into one frame payload, keeping tool-argument fragments per call."""
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    round_index = 0
+    for event in events:
+        round_index = getattr(event, "round_index", round_index)  # only deltas are batched
+        if isinstance(event, ev.TextDelta):
+            text.append(event.text)
+        elif isinstance(event, ev.ReasoningDelta):
+            reasoning.append(event.text)
+        elif isinstance(event, ev.ToolCallDelta):
+            call = calls.setdefault(event.index, {"index": event.index, "arguments": ""})
+            if event.call_id:
+                call["call_id"] = event.call_id
+            if event.name:
+                call["name"] = event.name
+            call["arguments"] += event.arguments
+    return {
+        "round_index": round_index,
+        "text": "".join(text),
+        "reasoning": "".join(reasoning),
+        "tool_calls": list(calls.values()),
+    }

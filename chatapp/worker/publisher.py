@@ -1,0 +1,65 @@
+"""Publishing a run's stored frames to its conversation's group (the page's live view).
+
+Only frames already in the event log are published, so a publish that fails (Redis away) loses
+nothing: the client back-fills from the database when it reconnects. Every publish goes through
+``fanout.publish_many``, the path the cross-run batch of live frames takes too, so one clock orders
+all of a process's frames (see ``fanout._score``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from chatapp import frames
+from chatapp.frame_limits import bounded_frame
+from chatapp.worker.fanout import publish_many
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LiveFrame:
+    """One frame of a run on its way to the conversation's group."""
+
+    run_id: int
+    seq: int
+    kind: str
+    payload: dict[str, Any]
+    group: str
+
+    def message(self) -> dict[str, Any]:
+        # Encoded once here: daphne forwards the text to every socket without decoding it.
+        frame = bounded_frame({"run": self.run_id, "seq": self.seq, "type": self.kind, "data": self.payload})
+        return {"type": "run.frame", "text": json.dumps(frame, ensure_ascii=False)}
+
+
+class RunPublisher:
+    def __init__(self, run_id: int, group: str, slots: asyncio.Semaphore, layer: Any = None) -> None:
+        self.run_id = run_id
+        self.group = group
+        self._slots = slots  # the worker's bound on concurrent publishes (runtime.publish_slots)
+        self._layer = layer  # the process's channel layer unless given (tests pass their own)
+
+    async def publish(self, seq: int, kind: str, payload: dict[str, Any]) -> None:
+        message = LiveFrame(self.run_id, seq, kind, payload, self.group).message()
+        try:
+            async with self._slots:
+                await publish_many(self._channel_layer(), [(self.group, message)])
+        except Exception:  # noqa: BLE001 - Redis down: the frame is in the event log; clients back-fill
+            log.warning("publishing a frame failed", exc_info=True)
+
+    async def publish_stored(self, stored: list[frames.Frame]) -> None:
+        """Frames a store function returned (the status move an event made), in their order."""
+        for item in stored:
+            await self.publish(item["seq"], item["type"], item["data"])
+
+    def _channel_layer(self) -> Any:
+        if self._layer is None:
+            from channels.layers import get_channel_layer
+
+            self._layer = get_channel_layer()
+        return self._layer

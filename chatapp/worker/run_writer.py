@@ -1,0 +1,63 @@
+"""Storing one run's frames while this worker holds its lease, each numbered from the run's sequence.
+
+Live frames (deltas, links, progress) go to the worker's cross-run batch (``frame_batch``), which
+stores and publishes them together with the other runs' frames. Durable events are written with the
+domain rows they change in one transaction that first checks the lease (``store.persist_durable``);
+the caller publishes them once this returns. Numbers come from one ``Sequence`` per segment (no query
+per frame): the lease makes this worker the run's only writer (``event_log``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from agent import events as ev
+from chatapp import frames
+from chatapp.event_codec import event_payload, event_type
+from chatapp.event_log import Sequence
+from chatapp.redaction import redact
+from chatapp.worker import crash, store
+from chatapp.worker.publisher import LiveFrame
+from chatapp.worker.runtime import WorkerRuntime
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """A durable event as written: its number, kind and stored payload, and the status frames of the
+    move it made (already numbered and stored, published after it)."""
+
+    seq: int
+    kind: str
+    payload: dict[str, Any]
+    moved: list[frames.Frame]
+
+
+class RunWriter:
+    def __init__(self, runtime: WorkerRuntime, run_id: int, group: str, last_seq: int, lease: str) -> None:
+        self.runtime = runtime  # its ``db`` (the ORM threads) and ``frames`` (the cross-run batch)
+        self.run_id = run_id
+        self.group = group
+        self.lease = lease  # durable writes are refused (store.LeaseLost) once another worker holds it
+        self.seqs = Sequence(last_seq)
+        self.latency = 0.0  # seconds the last live frame took to store: the coalescer widens with it
+
+    async def live(self, kind: str, payload: dict[str, Any]) -> int:
+        """Store and publish one live frame; returns its number."""
+        seq = self.seqs.next()
+        started = time.monotonic()
+        await self.runtime.frames.put(LiveFrame(self.run_id, seq, kind, redact(payload), self.group))
+        self.latency = time.monotonic() - started
+        return seq
+
+    async def durable(self, event: ev.Event, extra: dict[str, Any]) -> StoredEvent:
+        seq = self.seqs.next()
+        # The replay blocks are stored as received (they go back to the provider); what is logged
+        # and published is the shown form.
+        kind, payload = event_type(event), redact(event_payload(event), keep_replay=True)
+        moved = await self.runtime.db(
+            store.persist_durable, self.run_id, seq, kind, payload, event, extra, self.lease, self.seqs
+        )
+        crash.after_stored(kind, payload)
+        return StoredEvent(seq, kind, payload, moved)
