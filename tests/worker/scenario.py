@@ -89,14 +89,13 @@ def drive(run: Run, provider: Any, toolbox: Any, settings: LoopSettings | None =
     runtime = InlineRuntime()
 
     async def segment() -> Any:
-        recorder = RunRecorder(runtime, run.pk, ctx.conversation_id, ctx.last_seq, 0)  # type: ignore[arg-type]
-        recorder.lease = lease
+        recorder = RunRecorder(runtime, run.pk, ctx.conversation_id, ctx.last_seq, 0, lease)  # type: ignore[arg-type]
         state: RunState = ctx.state
-        try:
-            return await run_agent(state, provider, toolbox, recorder, settings or LoopSettings(), AllowAll())
-        finally:
-            await recorder.flush()
-            recorder.close()
+        async with recorder:
+            try:
+                return await run_agent(state, provider, toolbox, recorder, settings or LoopSettings(), AllowAll())
+            finally:
+                await recorder.flush()
 
     try:
         return asyncio.run(segment())
