@@ -42,7 +42,7 @@ def test_a_users_run_waits_for_the_sign_in_and_goes_on_after_the_consent_page(
     run = Run.objects.get(conversation__owner=cast["alice"])
     # Parked like an approval wait: visible, and no worker holds it.
     assert run.status == "awaiting_sign_in" and run.lease_owner == ""
-    expect(page.locator("[data-role=status]")).to_have_text("Awaiting Sign In")
+    expect(page.locator("[data-role=status]")).to_have_text("Awaiting sign-in")
     page.screenshot(path=str(artifacts / "mcp-sign-in-waiting.png"))
     button.click()
     _consent(page, "alice-at-notes")

@@ -22,6 +22,9 @@ RUN = ROOT / "conformance" / "run.sh"
 # Scenarios of the core suite that clearloop implements: each must report checks, all SUCCESS.
 STAMP = re.compile(r"-\d{4}-\d\d-\d\dT[\d-]+Z$")  # <scenario>-2026-11-30T02-07-08-583Z
 IMPLEMENTED = {"initialize", "tools_call", "sse-retry", "elicitation-sep1034-client-defaults"}
+# Issue 13 item 4: every auth/* client scenario of the core suite (14 in 0.2.0-alpha.12) passes and
+# none is in the baseline (conformance/expected-failures.yml is empty).
+AUTH_SCENARIOS_AT_LEAST = 14
 
 
 def scenario_checks(results: Path) -> dict[str, list[dict]]:
@@ -55,3 +58,10 @@ def test_core_client_suite(tmp_path):
         bad = [c["id"] for c in checks[name] if c["status"] in ("FAILURE", "WARNING")]
         passed = [c for c in checks[name] if c["status"] == "SUCCESS"]
         assert not bad and passed, f"{name}: failing checks {bad}\n{tail}"
+    auth = sorted(name for name in checks if name.startswith("auth/"))
+    assert len(auth) >= AUTH_SCENARIOS_AT_LEAST, f"auth scenarios run: {auth}\n{tail}"
+    for name in auth:
+        bad = [c["id"] for c in checks[name] if c["status"] in ("FAILURE", "WARNING")]
+        assert not bad and checks[name], f"{name}: failing checks {bad}\n{tail}"
+    baseline = (ROOT / "conformance" / "expected-failures.yml").read_text()
+    assert "auth/" not in baseline.split("client:", 1)[1], "auth scenarios must not be baselined"
