@@ -11,9 +11,10 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from chatapp.models import Round, Run
+from chatapp.pricing import NO_PRICE_FOR
 
 
 def money(amount: Decimal) -> str:
@@ -81,7 +82,26 @@ def total_of_values(costs: Iterable[Decimal | None]) -> CostTotal:
 def cost_label(cost: Decimal | None, note: str = "") -> str:
     if cost is not None:
         return money(cost)
-    return gettext("unknown (%(why)s)") % {"why": note or gettext("no price")}
+    return gettext("unknown (%(why)s)") % {"why": _note(note)}
+
+
+def _note(note: str) -> str:
+    """A stored cost note (chatapp.pricing, in English) in the reader's language."""
+    if not note:
+        return gettext("no price")
+    if note.startswith(NO_PRICE_FOR):
+        kinds = ", ".join(str(KIND_WORDS.get(k, k)) for k in note[len(NO_PRICE_FOR) :].split(", "))
+        return gettext("no price for %(kinds)s") % {"kinds": kinds}
+    return gettext(note)
+
+
+KIND_WORDS = {
+    "input": gettext_lazy("input"),
+    "cached read": gettext_lazy("cached read"),
+    "cache write": gettext_lazy("cache write"),
+    "output": gettext_lazy("output"),
+    "reasoning": gettext_lazy("reasoning"),
+}
 
 
 def round_label(r: Round) -> str:

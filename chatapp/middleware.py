@@ -2,7 +2,8 @@
 
 Django's LocaleMiddleware (before this one) picks the language from the cookie or Accept-Language;
 this one, after authentication, applies the choice saved in the person's session
-(chatapp.services.languages puts it there at login and when the switch is used).
+(chatapp.services.languages puts it there at login and when the switch is used). Under ASGI the
+whole chain runs async, so both paths apply it; the async one reads the session with its async API.
 """
 
 from __future__ import annotations
@@ -29,14 +30,24 @@ class UserLanguageMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse | Awaitable[HttpResponse]:
         if self.is_async:
-            # The async views are the API's (key-authenticated, no session): reading the session here
-            # would be a database query on the event loop. They keep LocaleMiddleware's choice.
-            return self.get_response(request)
+            return self.__acall__(request)
         chosen = languages.for_request(request)
-        if chosen:
-            translation.activate(chosen)
-            request.LANGUAGE_CODE = chosen
-        response = self.get_response(request)
-        if chosen:
-            response.headers["Content-Language"] = chosen
-        return response
+        _apply(request, chosen)
+        return _label(self.get_response(request), chosen)
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponse:
+        chosen = await languages.afor_request(request)
+        _apply(request, chosen)
+        return _label(await self.get_response(request), chosen)
+
+
+def _apply(request: HttpRequest, chosen: str | None) -> None:
+    if chosen:
+        translation.activate(chosen)
+        request.LANGUAGE_CODE = chosen
+
+
+def _label(response: HttpResponse, chosen: str | None) -> HttpResponse:
+    if chosen:
+        response.headers["Content-Language"] = chosen
+    return response

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from chatapp.models import ModelPrice
 from chatapp.models.pricing import PRICE_FIELDS
 
@@ -47,15 +49,22 @@ def token_kinds(usage: dict[str, Any]) -> dict[str, int] | None:
     }
 
 
+# Stored with the round in English (the worker has no reader's language); shown translated
+# (chatapp.costs.cost_label). gettext_noop marks them for the catalogue.
+NO_TABLE = gettext_noop("no price table for this model")
+NO_USAGE = gettext_noop("the provider reported no usage")
+NO_PRICE_FOR = "no price for "
+
+
 def round_cost(usage: dict[str, Any], price: ModelPrice | None) -> Cost:
     if price is None:
-        return Cost(None, "no price table for this model")
+        return Cost(None, NO_TABLE)
     kinds = token_kinds(usage)
     if kinds is None:
-        return Cost(None, "the provider reported no usage")
+        return Cost(None, NO_USAGE)
     missing = [name for name in PRICE_FIELDS if kinds[name] and getattr(price, name) is None]
     if missing:
-        return Cost(None, "no price for " + ", ".join(n.replace("_", " ") for n in missing))
+        return Cost(None, NO_PRICE_FOR + ", ".join(n.replace("_", " ") for n in missing))
     amount = sum((Decimal(kinds[n]) * getattr(price, n) for n in PRICE_FIELDS if kinds[n]), Decimal(0))
     return Cost((amount / PER_TOKENS).quantize(CENT_FRACTIONS))
 

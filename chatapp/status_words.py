@@ -23,6 +23,10 @@ WORDS = {
     "invalid": _("Invalid"),
     "approved": _("Approved"),
     "unknown": _("Unknown"),
+    # A tool's risk tier (chatapp.models.ToolPolicy.Tier).
+    "read_only": _("read-only"),
+    "low": _("low"),
+    "high": _("high"),
     # A link a tool's server asked the user to open.
     "pending": pgettext_lazy("link", "Waiting"),
     "accepted": pgettext_lazy("link", "Opened"),

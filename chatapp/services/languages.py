@@ -46,3 +46,10 @@ def restore(sender: Any, request: HttpRequest, user: Any, **kwargs: Any) -> None
 def for_request(request: HttpRequest) -> str | None:
     session = getattr(request, "session", None)
     return supported(session.get(SESSION_KEY, "")) if session is not None else None
+
+
+async def afor_request(request: HttpRequest) -> str | None:
+    """for_request for the async middleware path: a request without a session cookie (the API's)
+    costs no query; one with a session loads it once, as the sync path would."""
+    session = getattr(request, "session", None)
+    return supported(await session.aget(SESSION_KEY, "")) if session is not None else None

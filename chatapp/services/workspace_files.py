@@ -22,6 +22,7 @@ from typing import Any, BinaryIO, cast
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from agent.tools.workspace import SafePath, WorkspaceError, check_path, open_dir, open_file
 from chatapp.audit import record
@@ -91,10 +92,11 @@ def origins(convo: Conversation) -> dict[str, str]:
     for call in calls.order_by("updated_at"):
         path = written_path(root, call.arguments)
         if path:
-            found[path] = (call.updated_at, f"{call.name} in answer {call.run_id}")
+            label = _("%(tool)s in answer %(n)s") % {"tool": call.name, "n": call.run_id}
+            found[path] = (call.updated_at, label)
     for upload in Upload.objects.filter(conversation=convo, deleted_at__isnull=True):
         if upload.name not in found or found[upload.name][0] < upload.created_at:
-            found[upload.name] = (upload.created_at, "uploaded by you")
+            found[upload.name] = (upload.created_at, _("uploaded by you"))
     return {path: label for path, (_, label) in found.items()}
 
 
@@ -115,7 +117,8 @@ def list_files(convo: Conversation) -> list[WorkspaceEntry]:
     entries = []
     for rel, st in _walk(root):
         modified = datetime.fromtimestamp(st.st_mtime, tz=UTC)
-        entries.append(WorkspaceEntry(rel, st.st_size, modified, labels.get(rel, "was there from the start")))
+        origin = labels.get(rel) or _("was there from the start")
+        entries.append(WorkspaceEntry(rel, st.st_size, modified, origin))
         if len(entries) >= MAX_LISTED:
             break
     return sorted(entries, key=lambda e: e.path)

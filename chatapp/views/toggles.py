@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from chatapp.models import Conversation, McpServer
 
 BUILT_INS = ("read_file", "search_files", "write_file", "append_file", "query_database")
@@ -24,7 +26,9 @@ def tool_toggles(convo: Conversation) -> list[Toggle]:
     for server in McpServer.objects.filter(enabled=True):
         toggles.append(
             Toggle(
-                f"server:{server.name}", f"{server.name} (MCP server)", servers.get(server.name) is not False
+                f"server:{server.name}",
+                _("%(name)s (MCP server)") % {"name": server.name},
+                servers.get(server.name) is not False,
             )
         )
     return toggles

@@ -33,7 +33,7 @@ def _keys(po: polib.POFile) -> set[tuple[str | None, str]]:
 _LITERAL = r"""u?('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
 _TEMPLATE_CALL = re.compile(rf"\b(gettext|ngettext|pgettext|npgettext)\(\s*{_LITERAL}(?:\s*,\s*{_LITERAL})?")
 _JS_CALL = re.compile(r"""\b(gettext|ngettext)\(\s*"((?:[^"\\]|\\.)*)"\s*[,)]""")
-_PY_FUNCS = {"_", "gettext", "gettext_lazy", "ngettext", "ngettext_lazy", "pgettext", "pgettext_lazy"}
+_PY_FUNCS = {"_", "gettext", "gettext_lazy", "gettext_noop", "ngettext", "ngettext_lazy", "pgettext", "pgettext_lazy"}
 
 
 def _from_templates() -> set[tuple[str | None, str]]:
@@ -175,8 +175,13 @@ def english_words(html: str, allowed: frozenset[str] | set[str] = ALLOWED) -> li
     read_file, gpt-4o) are identifiers, not sentences, and stay as they are."""
     parser = _VisibleText()
     parser.feed(html)
+    return english_in(parser.chunks, allowed)
+
+
+def english_in(chunks: list[str], allowed: frozenset[str] | set[str] = ALLOWED) -> list[str]:
+    """The English words among texts a person reads (see english_words)."""
     tokens = re.split(
-        r"[\s\u3000-\u303f\u3400-\u9fff\uff00-\uffef“”‘’·■–—…()（）:,;!?]+", " ".join(parser.chunks)
+        r"[\s\u3000-\u303f\u3400-\u9fff\uff00-\uffef“”‘’·■–—…()（）:,;!?]+", " ".join(chunks)
     )
     words = [t for t in tokens if re.fullmatch(r"[A-Za-z][A-Za-z'-]*[A-Za-z]\.?", t)]
     return [w.rstrip(".") for w in words if w.rstrip(".").lower() not in allowed]
