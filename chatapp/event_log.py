@@ -4,8 +4,14 @@ One allocator of ``seq`` serves both producers. ``Sequence`` hands out the numbe
 one stored (``last_stored_seq``: the larger of ``Run.last_seq`` and the largest row, because
 ephemeral rows do not move ``last_seq``). Whoever writes must hold the run: the worker that holds its
 lease keeps one ``Sequence`` for the whole segment (numbers in memory, no query per frame); anyone
-else (an approval, a cancel, taking the lease) makes one under the run's row lock, where no worker
-can be writing.
+else (an approval, a cancel, taking the lease) makes one under the run's row lock.
+
+The worker's numbers are its own only while the run is ``running`` under its lease. The move that
+hands the run over (a pause for an approval or a sign-in, the end) closes its ``Sequence``: from then
+on the web side numbers (an approval can land the moment the pause commits, while the segment is still
+ending), so any later write of that segment is refused with ``LeaseLost`` instead of taking a number
+an approval already took (the duplicate ``seq`` the chaos test found). A worker's pause also checks
+its lease (``Sequence.lease``), so a segment whose lease lapsed cannot pause its successor's run.
 
 Rows may commit out of order (parallel tool calls write from different DB threads): readers take
 the maximum, and the browser holds back a frame until the ones before it have arrived.
@@ -25,15 +31,34 @@ from chatapp.nul import without_nul
 from chatapp.redaction import shown
 
 
+class LeaseLost(Exception):
+    """The run is not this segment's to write any more: another worker holds its lease, or this
+    segment handed it over (paused or ended it). The segment stops without writing."""
+
+
 class Sequence:
     """The next frame numbers of one run. ``next`` is safe from several threads (``itertools.count``
-    is atomic under the GIL), so the runtime's DB threads and its event loop can share one."""
+    is atomic under the GIL), so the runtime's DB threads and its event loop can share one.
 
-    def __init__(self, last: int) -> None:
+    ``lease``: the worker's lease, for the writes that check it (a pause). ``close`` ends the numbering
+    when the run is handed over; ``next`` then raises ``LeaseLost``.
+    """
+
+    def __init__(self, last: int, lease: str = "") -> None:
         self._numbers = itertools.count(last + 1)
+        self.lease = lease
+        self.closed_at: int | None = None
 
     def next(self) -> int:
+        if self.closed_at is not None:
+            raise LeaseLost(
+                f"this segment handed its run over at seq {self.closed_at}; "
+                "its numbers are not its own any more"
+            )
         return next(self._numbers)
+
+    def close(self, at: int) -> None:
+        self.closed_at = at
 
     @classmethod
     def after_stored(cls, run_id: int) -> Sequence:

@@ -99,6 +99,10 @@ def move_locked(
     seq = (seqs or event_log.Sequence.after_stored(run.pk)).next()
     data = {"status": str(to), **(detail or {})}  # detail: e.g. which servers wait for a sign-in
     status_frame = event_log.append(run.pk, seq, frames.Kind.STATUS, data, durable=True)
+    if seqs is not None and to != Status.RUNNING:
+        # The worker hands the run over: from here the web side numbers its frames (an approval may
+        # land as soon as this commits), and nothing more of this segment may be written (event_log).
+        seqs.close(seq)
     # Last in the transaction: the audit append holds the chain's lock until commit.
     if to in TERMINAL:
         record("run_finished", run_id=run.pk, actor=actor, subject=run)

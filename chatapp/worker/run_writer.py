@@ -40,7 +40,7 @@ class RunWriter:
         self.run_id = run_id
         self.group = group
         self.lease = lease  # durable writes are refused (store.LeaseLost) once another worker holds it
-        self.seqs = Sequence(last_seq)
+        self.seqs = Sequence(last_seq, lease)  # a pause checks the lease too (event_log)
         self.latency = 0.0  # seconds the last live frame took to store: the coalescer widens with it
 
     async def live(self, kind: str, payload: dict[str, Any]) -> int:

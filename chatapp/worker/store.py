@@ -46,8 +46,8 @@ def append_events(rows: list[tuple[int, int, str, dict[str, Any]]]) -> None:
     )
 
 
-class LeaseLost(Exception):
-    """The run is held by another worker now: this one must not write to it any more."""
+# The run is not this segment's to write any more (another worker holds it, or it was handed over).
+LeaseLost = event_log.LeaseLost
 
 
 def persist_durable(
@@ -120,7 +120,15 @@ def _pause(run_id: int, seqs: event_log.Sequence | None) -> list[Frame]:
     run = _locked(run_id)
     if run.status != Run.Status.RUNNING:
         return []  # paused already (this segment's earlier request), or stopped meanwhile
+    _check_lease(run, seqs)
     return [move_locked(run, Run.Status.AWAITING_APPROVAL, seqs=seqs, publish=seqs is None)]
+
+
+def _check_lease(run: Run, seqs: event_log.Sequence | None) -> None:
+    """A segment whose lease lapsed must not pause the run its successor now drives, with numbers
+    its successor is using."""
+    if seqs is not None and seqs.lease and run.lease_owner != seqs.lease:
+        raise LeaseLost(f"run {run.pk} is no longer held by {seqs.lease}")
 
 
 def pause_for_sign_in(run_id: int, seqs: event_log.Sequence | None, servers: Any) -> list[Frame]:
@@ -131,6 +139,7 @@ def pause_for_sign_in(run_id: int, seqs: event_log.Sequence | None, servers: Any
         run = _locked(run_id)
         if run.status != Run.Status.RUNNING:
             return []
+        _check_lease(run, seqs)
         names = {s for s in servers or [] if isinstance(s, str)}
         described = [s for s in servers or [] if isinstance(s, dict)]
         if names:

@@ -22,5 +22,7 @@ def runtime(layer):
     # The test database is dropped through "default", whose pool Django closes first; a mirror's pool
     # (the "deltas" connections live frames use on PostgreSQL) would keep it in use.
     for alias in connections:
-        if connections.settings[alias].get("TEST", {}).get("MIRROR") and hasattr(connections[alias], "close_pool"):
+        if connections.settings[alias].get("TEST", {}).get("MIRROR") and hasattr(
+            connections[alias], "close_pool"
+        ):
             connections[alias].close_pool()

@@ -79,21 +79,28 @@ def new_run(owner: Any, text: str = "go") -> Run:
     return run
 
 
-def drive(run: Run, provider: Any, toolbox: Any, settings: LoopSettings | None = None) -> Any:
-    """One segment of ``run`` through the real recorder; returns the engine's last step."""
+def recorder_for(run: Run, runtime: InlineRuntime) -> Any:
+    """A new segment of ``run``: its lease taken, a recorder numbering after what is stored (enter it
+    with ``async with``, as the driver does)."""
     from chatapp.worker.recorder import RunRecorder
 
     lease = acquire_lease(run.pk)
     ctx = load_run_context(run.pk)
+    return RunRecorder(runtime, run.pk, ctx.conversation_id, ctx.last_seq, 0, lease)  # type: ignore[arg-type]
 
+
+def drive(run: Run, provider: Any, toolbox: Any, settings: LoopSettings | None = None) -> Any:
+    """One segment of ``run`` through the real recorder; returns the engine's last step."""
     runtime = InlineRuntime()
+    recorder = recorder_for(run, runtime)
+    state: RunState = load_run_context(run.pk).state
 
     async def segment() -> Any:
-        recorder = RunRecorder(runtime, run.pk, ctx.conversation_id, ctx.last_seq, 0, lease)  # type: ignore[arg-type]
-        state: RunState = ctx.state
         async with recorder:
             try:
-                return await run_agent(state, provider, toolbox, recorder, settings or LoopSettings(), AllowAll())
+                return await run_agent(
+                    state, provider, toolbox, recorder, settings or LoopSettings(), AllowAll()
+                )
             finally:
                 await recorder.flush()
 

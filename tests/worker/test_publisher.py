@@ -18,9 +18,7 @@ async def test_frames_reach_the_group_in_order_as_envelopes():
     channel = await listen(layer, "conversation.7")
     publisher = RunPublisher(3, "conversation.7", asyncio.Semaphore(1), layer)
     await publisher.publish(5, "run_finished", {"text": "hi"})
-    await publisher.publish_stored(
-        [{"run": 3, "seq": 6, "type": "status", "data": {"status": "succeeded"}}]
-    )
+    await publisher.publish_stored([{"run": 3, "seq": 6, "type": "status", "data": {"status": "succeeded"}}])
     assert await received(layer, channel, 2) == [
         {"run": 3, "seq": 5, "type": "run_finished", "data": {"text": "hi"}},
         {"run": 3, "seq": 6, "type": "status", "data": {"status": "succeeded"}},

@@ -25,9 +25,13 @@ def test_a_failure_carries_the_text_of_the_round_in_flight_only():
 def test_a_tool_call_is_stored_with_the_definition_that_was_offered():
     spec = ToolSpec(name="echo", description="says it back", parameters={"type": "object"})
     book = RunBook(tool_infos={"echo": ToolInfo(spec=spec, risk="write", server="s1", definition_hash="h")})
-    call = ev.ToolCallChanged(round_index=0, index=0, call_id="c", name="echo", arguments="{}", status="running")
+    call = ev.ToolCallChanged(
+        round_index=0, index=0, call_id="c", name="echo", arguments="{}", status="running"
+    )
     extra = book.extra_for(call)
     assert extra["definition_hash"] == "h"
     assert extra["definition"] == spec.to_dict() | {"server": "s1", "risk": "write", "hints": {}}
-    unknown = ev.ToolCallChanged(round_index=0, index=1, call_id="d", name="gone", arguments="", status="running")
+    unknown = ev.ToolCallChanged(
+        round_index=0, index=1, call_id="d", name="gone", arguments="", status="running"
+    )
     assert book.extra_for(unknown) == {}

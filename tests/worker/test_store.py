@@ -53,7 +53,7 @@ def test_stored_events_rebuild_the_state_the_loop_had(run):
     ctx = load_run_context(run.pk)
     assert ctx.state.rounds == live.rounds and ctx.state.calls == live.calls
     assert ctx.state.outcome == live.outcome
-    assert ctx.last_seq == seqs.next() - 1
+    assert ctx.last_seq == seqs.closed_at  # the finish was its last number: it closed the sequence
 
 
 def test_a_round_keeps_the_compressions_that_shrank_its_request(run):
@@ -98,7 +98,9 @@ def test_a_run_with_a_refused_call_finishes_denied_never_succeeded(run, call, ex
         ToolCall.objects.create(run=run, round_index=0, index=0, call_id="c1", name="send_message", **call)
     seqs = Sequence.after_stored(run.pk)
     finished = _events()[-1]
-    moved = persist_durable(run.pk, seqs.next(), "run_finished", event_payload(finished), finished, {}, seqs=seqs)
+    moved = persist_durable(
+        run.pk, seqs.next(), "run_finished", event_payload(finished), finished, {}, seqs=seqs
+    )
     assert [f["data"] for f in moved] == [{"status": expected}]
     assert Run.objects.get(pk=run.pk).status == expected
     assert Run.objects.get(pk=run.pk).get_status_display() == expected.capitalize()
