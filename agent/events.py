@@ -25,6 +25,18 @@ class RoundStarted:
 
 
 @dataclass(frozen=True, slots=True)
+class RoundRetried:
+    """Ephemeral. The round's request failed before any output and is sent again after ``wait_ms``
+    (the provider's retry policy, agent/providers/retry.py): the timeline draws each attempt."""
+
+    round_index: int
+    attempt: int  # the attempt that failed, counted from 1
+    error_class: str
+    message: str
+    wait_ms: float
+
+
+@dataclass(frozen=True, slots=True)
 class TextDelta:
     """Ephemeral."""
 
@@ -143,6 +155,7 @@ class RunFailed:
 
 Event = (
     RoundStarted
+    | RoundRetried
     | TextDelta
     | ReasoningDelta
     | ToolCallDelta

@@ -23,6 +23,7 @@ PAYLOAD_VERSION = 1
 
 _KINDS: dict[type, Kind] = {
     ev.RoundStarted: Kind.ROUND_STARTED,
+    ev.RoundRetried: Kind.ROUND_RETRIED,
     ev.TextDelta: Kind.TEXT,
     ev.ReasoningDelta: Kind.REASONING,
     ev.ToolCallDelta: Kind.TOOL_CALL_DELTA,

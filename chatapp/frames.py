@@ -32,6 +32,7 @@ MESSAGE_TYPE = "run.frame"
 class Kind(StrEnum):
     # Engine events (durable ones rebuild the run's state; see event_codec.py).
     ROUND_STARTED = "round_started"
+    ROUND_RETRIED = "round_retried"  # the request failed before any output and is sent again
     ROUND_FINISHED = "round_finished"
     TOOL_CALL = "tool_call"
     TOOL_PROGRESS = "tool_progress"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from agent.deadline import Deadline
@@ -146,11 +147,14 @@ async def _with_rate_limit_retries(
     settings: LoopSettings,
     on_progress: ProgressFn,
     on_link: AskLinkFn | None,
+    on_retry: Callable[[int], Awaitable[None]] | None = None,
 ) -> tuple[ToolOutcome, int]:
     arguments = json.loads(record.arguments or "{}")
     tries = 0
     while True:
         tries += 1
+        if tries > 1 and on_retry is not None:
+            await on_retry(tries)
         outcome = await invoke(
             toolbox,
             record.name,
@@ -188,7 +192,15 @@ async def _run_one(
     started = time.monotonic()
     reporter = progress_reporter(state, record, sink, settings)
     asker = link_asker(record, sink, settings)
-    outcome, tries = await _with_rate_limit_retries(toolbox, record, ctx, settings, reporter, asker)
+
+    async def retrying(tries: int) -> None:
+        # Each new try is a "running" of its own (attempts counted on): the timeline draws every try.
+        again = call_changed(state.calls[record.key], "running", attempts=attempts + tries - 1)
+        await emit(state, sink, again)
+
+    outcome, tries = await _with_rate_limit_retries(
+        toolbox, record, ctx, settings, reporter, asker, retrying
+    )
     duration_ms = (time.monotonic() - started) * 1000
     running = state.calls[record.key]
     if outcome.code == "sign_in_required":

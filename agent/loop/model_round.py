@@ -23,6 +23,7 @@ from agent.providers import types as pt
 from agent.providers.base import ExactCounter, Provider
 from agent.providers.errors import ContextTooLong, MalformedStream
 from agent.providers.registry import describe_request
+from agent.providers.retry import retry_listener
 from agent.replay import summarise
 from agent.sink import Sink
 from agent.state import RunState
@@ -320,17 +321,26 @@ async def stream_round(
     ttft: float | None = None
     response: pt.AssembledResponse | None = None
     seen = 0
-    async for event in provider.stream(prepared.request):
-        seen += 1
-        if seen % settings.cancel_check_every == 0 and await sink.is_cancelled():
-            raise Cancelled()
-        if isinstance(event, pt.ResponseDone):
-            response = event.response
-            continue
-        live = _live_event(index, event)
-        if live is not None:
-            ttft = ttft if ttft is not None else (time.monotonic() - started) * 1000
-            await sink.emit(live)
+
+    async def retried(attempt: int, error: Exception, wait: float) -> None:
+        message = str(getattr(error, "message", error))[:300]
+        await sink.emit(ev.RoundRetried(index, attempt, type(error).__name__, message, round(wait * 1000, 1)))
+
+    listening = retry_listener.set(retried)
+    try:
+        async for event in provider.stream(prepared.request):
+            seen += 1
+            if seen % settings.cancel_check_every == 0 and await sink.is_cancelled():
+                raise Cancelled()
+            if isinstance(event, pt.ResponseDone):
+                response = event.response
+                continue
+            live = _live_event(index, event)
+            if live is not None:
+                ttft = ttft if ttft is not None else (time.monotonic() - started) * 1000
+                await sink.emit(live)
+    finally:
+        retry_listener.reset(listening)
     if response is None:
         raise MalformedStream("the provider stream ended without a response")
     primary = response.primary

@@ -40,7 +40,7 @@ from agent.providers.errors import (
 )
 from agent.providers.profiles import Capabilities
 from agent.providers.redact import redact_request
-from agent.providers.retry import RetryPolicy
+from agent.providers.retry import RetryPolicy, retry_listener
 from agent.providers.settings import ProviderSettings
 from agent.providers.sse import is_event_stream, iter_sse
 from agent.providers.types import ModelEvent, ModelRequest
@@ -173,6 +173,9 @@ class HttpProvider:
                         raise
                     raise error from raised
             attempt += 1
+            listener = retry_listener.get()
+            if listener is not None:
+                await listener(attempt, error, delay)
             await self._sleep(delay)
 
     def _drop_caching(self) -> bool:

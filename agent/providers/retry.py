@@ -15,6 +15,8 @@ The adapter only asks this policy before any output reached its caller (see ``ht
 from __future__ import annotations
 
 import random
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from agent.providers.errors import (
@@ -54,3 +56,10 @@ class RetryPolicy:
         base = min(self.initial_backoff * (2**attempt), self.max_backoff)
         # Up to 25% jitter downwards, so a crowd of workers does not retry in lockstep.
         return base * (1.0 - 0.25 * random.random())
+
+
+# Told of each retry before the wait: (the failed attempt from 1, its error, the wait in seconds). The
+# agent loop sets it around one round's stream (a context variable, so concurrent runs sharing an
+# adapter each hear only their own retries), and shows every attempt on the run's timeline.
+RetryListener = Callable[[int, ProviderError, float], Awaitable[None]]
+retry_listener: ContextVar[RetryListener | None] = ContextVar("retry_listener", default=None)

@@ -27,6 +27,16 @@ def pretty_json(value: Any) -> str:
 
 
 @register.filter
+def for_people(value: str) -> str:
+    """A tool result as a person reads it: without the anchor line written for the model
+    ("[Tool "x" ran successfully. Its raw output follows.]"), JSON pretty-printed. The exact text
+    the model saw stays one toggle away in the trace ("Text sent to the model")."""
+    if isinstance(value, str) and value.startswith("[Tool ") and "\n" in value:
+        value = value.split("\n", 1)[1]
+    return pretty_json(value)
+
+
+@register.filter
 def head(text: str, limit: int = 2000) -> str:
     return text if len(text) <= limit else text[:limit]
 

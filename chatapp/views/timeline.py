@@ -17,7 +17,15 @@ from django.utils.translation import gettext as _
 
 from chatapp.models import Run, RunEvent
 
-KINDS = ("round_started", "round_finished", "tool_call", "approval_decided", "run_finished", "run_failed")
+KINDS = (
+    "round_started",
+    "round_retried",
+    "round_finished",
+    "tool_call",
+    "approval_decided",
+    "run_finished",
+    "run_failed",
+)
 ENDED = {"succeeded", "failed", "unknown", "denied", "invalid"}
 
 
@@ -40,6 +48,14 @@ def _events(run: Run) -> list[dict[str, Any]]:
             "payload__ttft_ms",
             "payload__attempts",
             "payload__duration_ms",
+            "payload__usage__prompt_tokens",
+            "payload__usage__completion_tokens",
+            "payload__attempt",
+            "payload__error_class",
+            "payload__wait_ms",
+            "payload__decision",
+            "payload__by",
+            "payload__reason",
         )
     )
     return [dict(row) for row in rows]
@@ -57,6 +73,8 @@ def _round_row(rows: dict, index: int) -> dict[str, Any]:
             "end": None,
             "ttft": None,
             "finish": "",
+            "tokens": None,  # [prompt, completion] once the round finished
+            "retries": [],  # each failed attempt: when it failed, the wait before the next, why
         },
     )
 
@@ -76,6 +94,8 @@ def _call_row(rows: dict, e: dict[str, Any]) -> dict[str, Any]:
             "wait": None,
             "status": "",
             "attempts": 0,
+            "tries": [],  # when each try started running (a retry is a new "running")
+            "decision": None,  # {"decision", "by", "reason"} when a person decided it
         },
     )
 
@@ -88,8 +108,10 @@ def _apply_call(row: dict[str, Any], e: dict[str, Any], at: float) -> None:
         row["wait"] = [at, None]
     elif row["wait"] and row["wait"][1] is None and status in ("approved", "denied", "running"):
         row["wait"][1] = at
-    if status == "running" and row["start"] is None:
-        row["start"] = at
+    if status == "running":
+        row["tries"].append(at)
+        if row["start"] is None:
+            row["start"] = at
     if status in ENDED:
         row["end"], row["took"] = at, e["payload__duration_ms"]
         if row["start"] is None:
@@ -108,6 +130,11 @@ def timeline(run: Run) -> dict[str, Any]:
         if kind == "round_started":
             row = _round_row(rows, e["payload__round_index"] or 0)
             row["start"] = at if row["start"] is None else row["start"]
+        elif kind == "round_retried":
+            row = _round_row(rows, e["payload__round_index"] or 0)
+            row["retries"].append(
+                {"at": at, "wait": e["payload__wait_ms"] or 0, "error": e["payload__error_class"] or ""}
+            )
         elif kind == "round_finished":
             row = _round_row(rows, e["payload__round_index"] or 0)
             row["end"], row["finish"], row["ttft"] = (
@@ -115,10 +142,19 @@ def timeline(run: Run) -> dict[str, Any]:
                 e["payload__finish_reason"] or "",
                 e["payload__ttft_ms"],
             )
+            prompt, completion = e["payload__usage__prompt_tokens"], e["payload__usage__completion_tokens"]
+            if prompt is not None or completion is not None:
+                row["tokens"] = [prompt, completion]
             if row["start"] is None:
                 row["start"] = at
         elif kind == "tool_call" and e["payload__call_id"]:
             _apply_call(_call_row(rows, e), e, at)
+        elif kind == "approval_decided" and ("call", e["payload__call_id"]) in rows:
+            rows[("call", e["payload__call_id"])]["decision"] = {
+                "decision": e["payload__decision"] or "",
+                "by": e["payload__by"] or "",
+                "reason": (e["payload__reason"] or "")[:200],
+            }
     end = _ms(events[-1]["created_at"], t0)
     ordered = sorted(rows.values(), key=lambda r: (r["round"] or 0, r["kind"] != "round", r["start"] or 0))
     for row in ordered:  # still going: the bar reaches "now" (the last event)

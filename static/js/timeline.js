@@ -28,15 +28,47 @@
   function describe(row) {
     const took = took_(row);
     if (row.kind === "round") {
-      return fmt(gettext("%(label)s: from %(start)s, %(took)s"), { label: row.label, start: ms(row.start), took: took }) +
+      let text = fmt(gettext("%(label)s: from %(start)s, %(took)s"), { label: row.label, start: ms(row.start), took: took }) +
         (row.ttft != null ? fmt(gettext(", first token after %(ttft)s"), { ttft: ms(row.ttft) }) : "") +
         (row.finish ? fmt(gettext(", finished with %(finish)s"), { finish: row.finish }) : "");
+      if (row.tokens) text += fmt(gettext(", %(prompt)s prompt / %(completion)s completion tokens"),
+        { prompt: row.tokens[0] == null ? "–" : num0.format(row.tokens[0]), completion: row.tokens[1] == null ? "–" : num0.format(row.tokens[1]) });
+      (row.retries || []).forEach(function (r, i) {
+        text += fmt(gettext(", attempt %(n)s failed (%(error)s), sent again after %(wait)s"), { n: i + 1, error: r.error, wait: ms(r.wait) });
+      });
+      return text;
     }
     let text = fmt(gettext("%(label)s: from %(start)s, %(took)s"), { label: row.label, start: ms(row.start), took: took }) +
       ", " + (STATUS[row.status || "proposed"] || row.status);
     if (row.wait) text += fmt(gettext(", waited %(wait)s for approval"), { wait: ms(row.wait[1] - row.wait[0]) });
+    if (row.decision) {
+      text += fmt(gettext(", %(decision)s by %(by)s"), { decision: STATUS[row.decision.decision] || row.decision.decision, by: row.decision.by }) +
+        (row.decision.reason ? ": \u201c" + row.decision.reason + "\u201d" : "");
+    }
     if (row.attempts > 1) text += fmt(gettext(", %(n)s attempts"), { n: row.attempts });
     return text;
+  }
+  // A round: each failed attempt (red) and the wait before the next (hatched), then the attempt that
+  // answered: waiting for the first token (grey), streaming (blue).
+  function roundBars(track, row, total) {
+    let from = row.start;
+    (row.retries || []).forEach(function (r) {
+      bar(track, "tl-retry", from, r.at, total);
+      bar(track, "tl-backoff", r.at, Math.min(r.at + r.wait, row.end), total);
+      from = Math.min(r.at + r.wait, row.end);
+    });
+    const firstToken = row.ttft != null ? Math.max(from, Math.min(row.start + row.ttft, row.end)) : from;
+    bar(track, "tl-wait-token", from, firstToken, total);
+    bar(track, "tl-stream", firstToken, row.end, total);
+  }
+  // A call: the approval wait (amber), each try that was retried (red), the last try (green/red).
+  function callBars(track, row, total) {
+    if (row.wait) bar(track, "tl-approval", row.wait[0], row.wait[1], total);
+    const tries = (row.tries || []).filter(function (t) { return t <= row.end; });
+    let runStart = row.wait ? Math.max(row.start, row.wait[1]) : row.start;
+    tries.slice(0, -1).forEach(function (t, i) { bar(track, "tl-retry", t, tries[i + 1], total); });
+    if (tries.length > 1) runStart = tries[tries.length - 1];
+    bar(track, "tl-call", runStart, row.end, total);
   }
   function render(container, data) {
     const total = Math.max(data.total_ms || 1, 1);
@@ -56,15 +88,8 @@
       const track = document.createElement("span");
       track.className = "tl-track";
       track.setAttribute("aria-hidden", "true");
-      if (row.kind === "round") {
-        const firstToken = row.ttft != null ? Math.min(row.start + row.ttft, row.end) : row.start;
-        bar(track, "tl-wait-token", row.start, firstToken, total);
-        bar(track, "tl-stream", firstToken, row.end, total);
-      } else {
-        if (row.wait) bar(track, "tl-approval", row.wait[0], row.wait[1], total);
-        const runStart = row.wait ? Math.max(row.start, row.wait[1]) : row.start;
-        bar(track, "tl-call", runStart, row.end, total);
-      }
+      if (row.kind === "round") roundBars(track, row, total);
+      else callBars(track, row, total);
       const text = describe(row);
       const hidden = document.createElement("span");
       hidden.className = "visually-hidden";
@@ -80,7 +105,7 @@
     list.appendChild(frag);
     const axis = document.createElement("p");
     axis.className = "tl-axis muted";
-    axis.textContent = "0 – " + ms(total) + " · " + gettext("rounds: waiting for the first token, then streaming; calls: approval wait, then running");
+    axis.textContent = "0 – " + ms(total) + " · " + gettext("rounds: waiting for the first token, then streaming; calls: approval wait, then running; red: a failed attempt that was retried");
     container.replaceChildren(list, axis);
   }
   function renderAll(root) {
@@ -102,7 +127,7 @@
     if (!target) return;
     let node = target;
     while (node && node !== article) { if (node.tagName === "DETAILS") node.open = true; node = node.parentElement; }
-    const inner = target.querySelector(":scope > details"); if (inner) inner.open = true;
+    const inner = parts[0] === "round" && target.querySelector(":scope > details"); if (inner) inner.open = true;
     target.classList.add("tl-focus");
     setTimeout(function () { target.classList.remove("tl-focus"); }, 1500);
     target.scrollIntoView({ block: "nearest" });

@@ -5,11 +5,14 @@ when the run finishes, and 500 rounds drawn in under a second."""
 from __future__ import annotations
 
 import json
+import re
+import sys
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-from chatapp.models import Run
+from chatapp.models import McpServer, Run, ToolPolicy
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -49,6 +52,15 @@ def test_the_files_scenario_draws_the_parallel_reads_overlapping(cast, demo_tool
     expect(call.locator(".pane-label").first).to_have_text("Arguments")
     expect(call.locator(".pane-label").nth(1)).to_contain_text("Result")
     expect(call).to_be_in_viewport()
+    # The Result pane is for people (no anchor line); the exact text the model saw is one toggle away.
+    expect(call.locator("pre.result").first).not_to_contain_text("[Tool")
+    raw = call.locator("[data-role=raw-result]")
+    expect(raw.locator("pre")).to_be_hidden()
+    raw.locator("summary").click()
+    expect(raw.locator("pre")).to_contain_text('[Tool "write_file"')
+    # Token counts of each round are in the row's text (and its tooltip), not only in the trace.
+    first_round = article.locator(".tl-row.tl-round").first.locator(".visually-hidden")
+    expect(first_round).to_contain_text(re.compile(r"[\d,]+ prompt / [\d,]+ completion tokens"))
     for scheme in ("light", "dark"):
         page.emulate_media(color_scheme=scheme)
         article.screenshot(path=str(artifacts / f"timeline-1440-{scheme}.png"))
@@ -84,3 +96,70 @@ def test_five_hundred_rounds_render_in_under_a_second(cast, demo_provider, page_
     result = page.evaluate(BIG)
     assert result["rows"] == 1000
     assert result["ms"] < 1000, result
+
+
+HOSTED = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "hosted_features_server.py"
+# Two different argument sets: the loop refuses the same call twice in one round (a duplicate).
+TWO_SLOW_CALLS = '[[demo:call hosted__silent {"seconds": 0.3}]] [[demo:call hosted__silent {"seconds": 0.301}]]'
+
+
+@pytest.fixture
+def slow_tool(demo_provider):
+    """A real MCP server (stdio) whose ``silent`` tool works for the given seconds."""
+    McpServer.objects.update_or_create(
+        name="hosted", defaults={"command": sys.executable, "args": [str(HOSTED)], "enabled": True}
+    )
+    ToolPolicy.objects.update_or_create(pattern="hosted__*", defaults={"tier": "read_only", "approval": "never"})
+    return demo_provider
+
+
+def _send(page, text):
+    page.click("text=New conversation")
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    page.wait_for_load_state("load")
+    page.fill("#message", text)
+    page.press("#message", "Enter")
+    page.locator("[data-role=answer]").wait_for(timeout=90_000)
+
+
+def test_seed_004_7_2_two_300_ms_calls_overlap_and_take_less_than_in_series(cast, slow_tool, page_for, artifacts):
+    page = page_for("alice", "alice-pass", {"width": 1440, "height": 900})
+    _send(page, TWO_SLOW_CALLS)
+    run = Run.objects.get(conversation__owner=cast["alice"])
+    data = json.loads(page.locator(f"#timeline-data-{run.pk}").text_content())
+    calls = [r for r in data["rows"] if r["kind"] == "call"]
+    assert [c["status"] for c in calls] == ["succeeded", "succeeded"], calls
+    a, b = calls
+    assert a["took"] >= 300 and b["took"] >= 300  # each did its 300 ms of work
+    assert a["start"] < b["end"] and b["start"] < a["end"], calls  # at the same time
+    span = max(a["end"], b["end"]) - min(a["start"], b["start"])
+    assert span < a["took"] + b["took"], (span, calls)  # §7.2: parallel (~380 ms), not serial (620 ms)
+    # The page draws them overlapping: the two green bars share a stretch of the axis.
+    article = page.locator(f"#run-{run.pk}")
+    article.locator("[data-role=trace] > summary").click()
+    bars = article.locator(".tl-row.tl-call .tl-bar.tl-call")
+    expect(bars).to_have_count(2)
+    first, second = bars.nth(0).bounding_box(), bars.nth(1).bounding_box()
+    assert first["x"] < second["x"] + second["width"] and second["x"] < first["x"] + first["width"]
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        article.locator(".timeline").screenshot(path=str(artifacts / f"timeline-parallel-1440-{scheme}.png"))
+
+
+def test_a_retried_model_request_is_drawn_as_its_own_segment(cast, demo_provider, page_for, artifacts):
+    page = page_for("alice", "alice-pass", {"width": 1440, "height": 900})
+    _send(page, "hello [[demo:500]]")  # the demo model answers the first request with a 500
+    run = Run.objects.get(conversation__owner=cast["alice"])
+    data = json.loads(page.locator(f"#timeline-data-{run.pk}").text_content())
+    (round_row,) = [r for r in data["rows"] if r["kind"] == "round"]
+    (retry,) = round_row["retries"]
+    assert retry["error"] == "TransientUpstream" and retry["wait"] > 0
+    assert round_row["start"] <= retry["at"] <= round_row["end"]
+    article = page.locator(f"#run-{run.pk}")
+    article.locator("[data-role=trace] > summary").click()
+    row = article.locator(".tl-row.tl-round")
+    expect(row.locator(".tl-retry")).to_have_count(1)
+    expect(row.locator(".tl-backoff")).to_have_count(1)
+    expect(row.locator(".visually-hidden")).to_contain_text("attempt 1 failed (TransientUpstream), sent again after")
+    expect(row.locator("button")).to_have_attribute("title", re.compile("attempt 1 failed"))
+    article.locator(".timeline").screenshot(path=str(artifacts / "timeline-retry-1440-light.png"))

@@ -191,8 +191,14 @@ async def test_demo_wire_faults_are_retried_by_the_adapter(fault):
     async with demo_provider(
         demo_settings=demo, idle_timeout=0.3, retry_initial_backoff=0, retry_max_backoff=0
     ) as provider:
-        step, state, _ = await drive(provider, FuncToolbox({}), text=f"hello [[demo:{fault}]]")
+        step, state, sink = await drive(provider, FuncToolbox({}), text=f"hello [[demo:{fault}]]")
     assert "demo model" in step.text and len(state.rounds) == 1
+    # Each retry is told to the run (the timeline draws the failed attempt as its own segment).
+    from agent.events import RoundRetried
+
+    retried = [e for e in sink.events if isinstance(e, RoundRetried)]
+    assert [(e.round_index, e.attempt) for e in retried] == [(0, 1)]
+    assert retried[0].error_class in ("RateLimited", "TransientUpstream") and retried[0].wait_ms == 0
 
 
 async def test_demo_stall_fails_the_run_once_instead_of_paying_for_retries():

@@ -5,7 +5,7 @@ import json
 
 from loop_doubles import FuncToolbox, ScriptedProvider, call, drive, info, reply, returning, rounds_so_far
 
-from agent.events import RoundFinished
+from agent.events import RoundFinished, ToolCallChanged
 from agent.loop import LoopSettings
 from agent.messages import ToolSpec
 from agent.toolbox import ToolInfo, ToolOutcome
@@ -55,9 +55,12 @@ async def test_r_loop_5_rate_limited_tool_waits_and_retries_within_a_bound():
         return answers.pop(0)
 
     toolbox = FuncToolbox({"t": (info("t"), limited)})
-    _, state, _ = await drive(calls_then_text([call("c1", "t", {})]), toolbox)
+    _, state, sink = await drive(calls_then_text([call("c1", "t", {})]), toolbox)
     assert state.call(0, 0).status == "succeeded" and state.call(0, 0).attempts == 2
     assert len(toolbox.executed) == 2
+    # Each try is a "running" of its own, so the timeline can draw the retried try apart.
+    changes = [(e.status, e.attempts) for e in sink.events if isinstance(e, ToolCallChanged)]
+    assert changes[-3:] == [("running", 1), ("running", 2), ("succeeded", 2)]
 
     async def always(_):
         return ToolOutcome.failure("rate_limited", "slow down", retry_after=0)
