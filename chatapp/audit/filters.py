@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Value
+from django.db.models.functions import Concat
 from django.utils.translation import gettext, gettext_lazy
 
-from chatapp.models import Message, Run, ToolCall
+from chatapp.blobs import REF_PREFIX
+from chatapp.models import Blob, Message, Run, ToolCall
 from chatapp.status_words import word
 
 
@@ -78,8 +80,10 @@ def filtered_runs(form: RunFilter) -> QuerySet[Run]:
 def _text_match(text: str) -> Q:
     """Message text (the user's and the answers), the final text, and tool names and arguments."""
     messages = Message.objects.filter(run=OuterRef("pk"), content__icontains=text)
+    # Large arguments are stored once in Blob, the call's column holding a reference (blobs.py).
+    large = Blob.objects.filter(data__icontains=text).values_list(Concat(Value(REF_PREFIX), "sha256"))
     calls = ToolCall.objects.filter(
-        Q(name__icontains=text) | Q(arguments__icontains=text), run=OuterRef("pk")
+        Q(name__icontains=text) | Q(arguments__icontains=text) | Q(arguments__in=large), run=OuterRef("pk")
     )
     return (
         Q(final_text__icontains=text)

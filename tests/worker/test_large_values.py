@@ -189,3 +189,16 @@ def test_rows_in_the_format_before_large_values_were_shared_still_load(cast):
     assert ToolCall.objects.get(pk=call.pk).result == text
     assert RunEvent.objects.get(pk=event.pk).payload == payload
     assert not Blob.objects.exists() and referenced_by_run(run.pk) == set()
+
+
+def test_the_auditors_search_finds_text_inside_a_large_argument(cast):
+    needle = "needle-" + big_text(12)
+    run = new_run(cast["alice"])
+    arguments = json.dumps({"content": big_text(20_000) + needle})
+    ToolCall.objects.create(run=run, round_index=0, index=0, call_id="c", name="write", arguments=arguments)
+    assert Blob.objects.count() == 1  # stored once, by reference
+    otto = Client()
+    otto.force_login(cast["otto"])
+    page = otto.get("/audit/", {"q": needle}).content.decode()
+    assert f"/audit/runs/{run.pk}/" in page
+    assert f"/audit/runs/{run.pk}/" not in otto.get("/audit/", {"q": "absent-" + needle}).content.decode()
