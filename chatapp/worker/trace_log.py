@@ -8,7 +8,10 @@ import json
 import logging
 from typing import Any
 
+from chatapp.frame_limits import fold_text
+
 trace_log = logging.getLogger("clearloop.trace")
+LOG_TEXT_MAX = 4000  # characters of one string kept in a log record
 
 
 def log_event(run_id: int, seq: int, kind: str, payload: dict[str, Any]) -> None:
@@ -58,4 +61,16 @@ def structured(run_id: int, seq: int, kind: str, payload: dict[str, Any]) -> str
         }
     else:
         record |= payload
-    return json.dumps(record, ensure_ascii=False, default=str)
+    # A 1 MB argument or result is in the database once (blobs.py); each status of its call would
+    # repeat it here: the log keeps the head and names the size, like a folded frame.
+    return json.dumps(_folded(record), ensure_ascii=False, default=str)
+
+
+def _folded(value: Any) -> Any:
+    if isinstance(value, str):
+        return fold_text(value, LOG_TEXT_MAX)
+    if isinstance(value, dict):
+        return {k: _folded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_folded(v) for v in value]
+    return value

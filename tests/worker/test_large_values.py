@@ -202,3 +202,15 @@ def test_the_auditors_search_finds_text_inside_a_large_argument(cast):
     page = otto.get("/audit/", {"q": needle}).content.decode()
     assert f"/audit/runs/{run.pk}/" in page
     assert f"/audit/runs/{run.pk}/" not in otto.get("/audit/", {"q": "absent-" + needle}).content.decode()
+
+
+def test_the_trace_log_names_a_large_result_without_repeating_it():
+    from chatapp.worker.trace_log import structured
+
+    result = big_text(MB)
+    line = structured(
+        1, 7, "tool_call", {"name": "fetch", "status": "succeeded", "arguments": "{}", "result": result}
+    )
+    record = json.loads(line)
+    assert len(line) < 10_000 and record["result"].startswith(result[:2000])
+    assert "1,000,000 bytes in all" in record["result"] and record["arguments"] == "{}"
