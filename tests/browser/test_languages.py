@@ -73,6 +73,8 @@ def english_on(page, allowed=ALLOWED) -> str:
 def shoot(page, artifacts, name: str) -> None:
     for viewport, width in ((DESKTOP, 1440), (PHONE, 375)):
         page.set_viewport_size(viewport)
+        # The drawer slides away when the page becomes phone-sized: shoot once it has settled.
+        page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')")
         for scheme in ("light", "dark"):
             page.emulate_media(color_scheme=scheme)
             page.screenshot(path=str(artifacts / f"zh-{name}-{width}-{scheme}.png"), full_page=width == 375)
@@ -101,10 +103,11 @@ def test_the_chat_page_in_chinese_with_its_live_parts(cast, demo_tools, zh_page_
     # The timeline is drawn by timeline.js: its rows and its screen-reader text are Chinese too.
     expect(trace.locator(".tl-row").first).to_contain_text("第 1 轮")
     expect(trace.locator(".tl-axis")).to_contain_text("轮次：先等待首个 Token")
+    shoot(page, artifacts, "chat")  # as a person sees it: the trace open, the rest folded
+    # Everything folded is read too: the rounds, the files, the tools menu, the edit box.
     page.evaluate("document.querySelectorAll('details:not(.context):not(.share-details)').forEach(d => d.open = true)")
     allowed = ALLOWED | {settings.COST_CURRENCY.lower(), "stop", "tool_calls", *settings.UPLOAD_ALLOWED_TYPES}
     assert english_on(page, allowed) == ""
-    shoot(page, artifacts, "chat")
     page.goto("/")
     assert english_on(page, allowed | {"sql", "stdio"}) == ""
     shoot(page, artifacts, "home")
