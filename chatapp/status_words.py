@@ -23,6 +23,10 @@ WORDS = {
     "invalid": _("Invalid"),
     "approved": _("Approved"),
     "unknown": _("Unknown"),
+    # Who wrote a message.
+    "user": _("user"),
+    "assistant": _("assistant"),
+    "tool": _("tool"),
     # A tool's risk tier (chatapp.models.ToolPolicy.Tier).
     "read_only": _("read-only"),
     "low": _("low"),

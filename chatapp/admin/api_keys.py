@@ -4,6 +4,7 @@ edited here (a key is shown once, to the person who creates it: the key page or 
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.utils.translation import gettext_lazy
 
 from chatapp.models import ApiKey
 from chatapp.services import api_keys
@@ -27,7 +28,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     exclude = ("key_hash",)
     actions = ["revoke"]
 
-    @admin.display(description="key")
+    @admin.display(description=gettext_lazy("key"))
     def shown_prefix(self, obj: ApiKey) -> str:
         return f"clk_{obj.prefix}_…"
 
@@ -40,7 +41,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def has_revoke_permission(self, request) -> bool:
         return request.user.has_perm("chatapp.change_apikey")
 
-    @admin.action(description="Revoke the selected keys", permissions=["revoke"])
+    @admin.action(description=gettext_lazy("Revoke the selected keys"), permissions=["revoke"])
     def revoke(self, request, queryset) -> None:
         done = sum(api_keys.revoke_key(key, request.user) for key in queryset.select_related("user"))
         self.message_user(request, f"{done} key(s) revoked.", messages.SUCCESS)

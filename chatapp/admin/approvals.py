@@ -21,9 +21,12 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.timesince import timesince
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from chatapp.models import Message, Round, ToolCall
 from chatapp.services.approvals import AlreadyDecided, ApprovalRefused, decide, may_approve, pending_ids
+from chatapp.status_words import word
 from chatapp.worker.context import branch_rows
 
 EXCERPT_MESSAGES = 6
@@ -33,12 +36,16 @@ EXCERPT_CHARS = 4000  # per message; the full text is in the conversation's own 
 class QueueFilter(admin.SimpleListFilter):
     """Status, defaulting to the calls that still wait for a decision."""
 
-    title = "status"
+    title = gettext_lazy("status")
     parameter_name = "queue"
     default = "pending"
 
     def lookups(self, request, model_admin):
-        return [("pending", "Pending approval"), ("all", "All"), *ToolCall.Status.choices]
+        return [
+            ("pending", _("Pending approval")),
+            ("all", _("All")),
+            *((value, word(value)) for value in ToolCall.Status.values),
+        ]
 
     def choices(self, changelist):
         current = self.value() or self.default
@@ -59,9 +66,11 @@ class QueueFilter(admin.SimpleListFilter):
 
 
 class DecideForm(forms.Form):
-    decision = forms.ChoiceField(choices=[("approve", "Approve"), ("deny", "Deny")])
+    decision = forms.ChoiceField(
+        choices=[("approve", gettext_lazy("Approve")), ("deny", gettext_lazy("Deny"))]
+    )
     reason = forms.CharField(
-        max_length=2000, strip=True, error_messages={"required": "A reason is required."}
+        max_length=2000, strip=True, error_messages={"required": gettext_lazy("A reason is required.")}
     )
 
 
@@ -150,25 +159,30 @@ class ToolCallAdmin(admin.ModelAdmin):
 
     # --- columns --------------------------------------------------------------------------------
 
-    @admin.display(description="run", ordering="run_id")
+    @admin.display(description=gettext_lazy("run"), ordering="run_id")
     def run_link(self, obj: ToolCall) -> str:
         url = reverse("admin:chatapp_run_change", args=[obj.run_id])
-        return format_html('<a href="{}">run {} ({})</a>', url, obj.run_id, obj.run.status)
+        label = _("run %(n)s (%(state)s)") % {"n": obj.run_id, "state": word(obj.run.status)}
+        return format_html('<a href="{}">{}</a>', url, label)
 
-    @admin.display(description="user", ordering="run__conversation__owner__username")
+    @admin.display(description=gettext_lazy("user"), ordering="run__conversation__owner__username")
     def user(self, obj: ToolCall) -> str:
         return obj.run.conversation.owner.get_username()
 
-    @admin.display(description="age", ordering="created_at")
+    @admin.display(description=gettext_lazy("age"), ordering="created_at")
     def age(self, obj: ToolCall) -> str:
         return timesince(obj.created_at, timezone.now())
 
-    @admin.display(description="decision")
+    @admin.display(description=gettext_lazy("decision"))
     def decision(self, obj: ToolCall) -> str:
         approval = getattr(obj, "approval", None)
         if approval is None:
             return "-"
-        return f"{approval.decision} by {approval.decided_by.get_username()}: {approval.reason}"
+        return _("%(decision)s by %(who)s: %(reason)s") % {
+            "decision": word(approval.decision),
+            "who": approval.decided_by.get_username(),
+            "reason": approval.reason,
+        }
 
     # --- the review page ------------------------------------------------------------------------
 
@@ -210,7 +224,7 @@ class ToolCallAdmin(admin.ModelAdmin):
         if not form.is_valid():
             for errors in form.errors.values():
                 for error in errors:
-                    messages.error(request, f"Nothing was decided: {error}")
+                    messages.error(request, _("Nothing was decided: %(error)s") % {"error": error})
             return HttpResponseRedirect(back)
         approve = form.cleaned_data["decision"] == "approve"
         try:
@@ -218,8 +232,10 @@ class ToolCallAdmin(admin.ModelAdmin):
         except (ApprovalRefused, AlreadyDecided) as exc:
             messages.error(request, str(exc))
             return HttpResponseRedirect(back)
-        verb = "Approved" if approve else "Denied"
-        messages.success(request, f"{verb} {call.name} (call {call.pk}, run {call.run_id}).")
+        done = _("Approved %(tool)s (call %(call)s, run %(run)s).") if approve else _(
+            "Denied %(tool)s (call %(call)s, run %(run)s)."
+        )
+        messages.success(request, done % {"tool": call.name, "call": call.pk, "run": call.run_id})
         return HttpResponseRedirect(reverse("admin:chatapp_toolcall_changelist"))
 
     def get_urls(self):

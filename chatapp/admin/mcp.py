@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpR
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.translation import gettext_lazy
 
 from agent.mcp import McpConfigError, McpServerConfig
 from chatapp.admin.masking import MASK, MaskedJsonMixin
@@ -139,7 +140,7 @@ class McpServerAdmin(admin.ModelAdmin):
         ("Behaviour", {"fields": ["connect_timeout", "call_timeout", "gateway", "trusted"]}),
     ]
 
-    @admin.display(description="OAuth sign-in")
+    @admin.display(description=gettext_lazy("OAuth sign-in"))
     def oauth_status(self, obj: McpServer | None) -> str:
         if obj is None or obj.auth_mode == McpServer.AuthMode.NONE:
             return "not used"
@@ -161,7 +162,7 @@ class McpServerAdmin(admin.ModelAdmin):
         extra = {**(extra_context or {}), "oauth_signed_in": signed_in}
         return super().change_view(request, object_id, form_url, extra)
 
-    @admin.display(description="command / URL")
+    @admin.display(description=gettext_lazy("command / URL"))
     def target(self, obj: McpServer) -> str:
         return _target(obj)
 
@@ -176,7 +177,7 @@ class McpServerAdmin(admin.ModelAdmin):
         }
         return TemplateResponse(request, "admin/chatapp/mcpserver/test_connection.html", context)
 
-    @admin.action(description="Test connection (and list tools)", permissions=["change"])
+    @admin.action(description=gettext_lazy("Test connection (and list tools)"), permissions=["change"])
     def test_connection(self, request: HttpRequest, queryset):
         servers = list(queryset[: MAX_TESTED + 1])
         if len(servers) > MAX_TESTED:
@@ -193,7 +194,7 @@ class McpServerAdmin(admin.ModelAdmin):
 
     # --- export / import -----------------------------------------------------------------------
 
-    @admin.action(description="Export selected as mcpServers JSON")
+    @admin.action(description=gettext_lazy("Export selected as mcpServers JSON"))
     def export_json(self, request: HttpRequest, queryset):
         export = export_servers(queryset.order_by("name"))
         for line in export.masked:

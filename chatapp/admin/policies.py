@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.utils.translation import gettext_lazy
 
 from chatapp.models import ToolPolicy
 
@@ -36,6 +37,6 @@ class ToolPolicyAdmin(admin.ModelAdmin):
         ("What the model reads", {"fields": ["description_override"]}),
     ]
 
-    @admin.display(description="description override", boolean=True)
+    @admin.display(description=gettext_lazy("description override"), boolean=True)
     def has_override(self, obj: ToolPolicy) -> bool:
         return bool(obj.description_override)

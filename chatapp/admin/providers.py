@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
+from django.utils.translation import gettext, gettext_lazy
 
 from agent.providers import knobs, profiles
 from chatapp.admin.masking import MASK, MaskedJsonMixin
@@ -168,7 +169,11 @@ def report(request: HttpRequest, check: ProviderCheck) -> None:
     if check.ok:
         messages.success(request, f"{check.provider}: {check.message}")
     else:
-        messages.error(request, f"{check.provider}: the test request failed: {check.message}")
+        messages.error(
+            request,
+            gettext("%(provider)s: the test request failed: %(message)s")
+            % {"provider": check.provider, "message": check.message},
+        )
 
 
 class ModelPriceInline(admin.TabularInline):
@@ -203,24 +208,24 @@ class ProviderConfigAdmin(admin.ModelAdmin):
     readonly_fields = ("stored_key", "is_demo", "preset_choice")
     actions = ["send_test_request"]
 
-    @admin.display(description="demo")
+    @admin.display(description=gettext_lazy("demo"))
     def demo(self, obj: ProviderConfig) -> str:
         return "demo model" if obj.is_demo else ""
 
-    @admin.display(description="API key")
+    @admin.display(description=gettext_lazy("API key"))
     def key_source(self, obj: ProviderConfig) -> str:
         # Where the key comes from, never any part of it.
         if obj.api_key_env:
             return f"env {obj.api_key_env}" + (" (stored key as fallback)" if obj.api_key_encrypted else "")
         return "stored (encrypted)" if obj.api_key_encrypted else "none"
 
-    @admin.display(description="Preset chosen by")
+    @admin.display(description=gettext_lazy("Preset chosen by"))
     def preset_choice(self, obj: ProviderConfig) -> str:
         if obj is None or obj.pk is None:
             return "the admin"
         return obj.preset_origin or "the admin"
 
-    @admin.display(description="Stored API key")
+    @admin.display(description=gettext_lazy("Stored API key"))
     def stored_key(self, obj: ProviderConfig) -> str:
         return "set (encrypted, not shown)" if obj and obj.api_key_encrypted else "not set"
 
@@ -252,7 +257,7 @@ class ProviderConfigAdmin(admin.ModelAdmin):
             )
         return super().changelist_view(request, extra_context)
 
-    @admin.action(description="Send a test request", permissions=["change"])
+    @admin.action(description=gettext_lazy("Send a test request"), permissions=["change"])
     def send_test_request(self, request: HttpRequest, queryset) -> None:
         configs = list(queryset[: MAX_TESTED + 1])
         if len(configs) > MAX_TESTED:

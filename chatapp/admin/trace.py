@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext_lazy
 
 from chatapp.models import Approval, Conversation, Message, Round, Run, RunEvent
 from chatapp.redaction import shown
@@ -40,12 +41,12 @@ class ConversationAdmin(ReadOnlyAdmin):
     list_select_related = ("owner", "provider")
     readonly_fields = ("messages_link", "runs_link")
 
-    @admin.display(description="messages")
+    @admin.display(description=gettext_lazy("messages"))
     def messages_link(self, obj: Conversation) -> str:
         url = reverse("admin:chatapp_message_changelist") + f"?conversation__id__exact={obj.pk}"
         return format_html('<a href="{}">{} messages</a>', url, obj.messages.count())
 
-    @admin.display(description="runs")
+    @admin.display(description=gettext_lazy("runs"))
     def runs_link(self, obj: Conversation) -> str:
         url = reverse("admin:chatapp_run_changelist") + f"?conversation__id__exact={obj.pk}"
         return format_html('<a href="{}">{} runs</a>', url, obj.runs.count())
@@ -60,11 +61,11 @@ class MessageAdmin(ReadOnlyAdmin):
     readonly_fields = ("payload_pretty",)
     exclude = ("payload",)
 
-    @admin.display(description="content")
+    @admin.display(description=gettext_lazy("content"))
     def excerpt(self, obj: Message) -> str:
         return obj.content[:120]
 
-    @admin.display(description="payload")
+    @admin.display(description=gettext_lazy("payload"))
     def payload_pretty(self, obj: Message) -> str:
         return pre_json(obj.payload)
 
@@ -104,7 +105,7 @@ class RunAdmin(ReadOnlyAdmin):
     list_select_related = ("conversation__owner",)
     inlines = [RoundInline]
 
-    @admin.display(description="owner", ordering="conversation__owner__username")
+    @admin.display(description=gettext_lazy("owner"), ordering="conversation__owner__username")
     def owner(self, obj: Run) -> str:
         return obj.conversation.owner.get_username()
 
@@ -116,21 +117,21 @@ class RoundAdmin(ReadOnlyAdmin):
     exclude = ("request", "response", "usage", "compressions")
     readonly_fields = ("request_pretty", "response_pretty", "usage_pretty", "compressions_pretty")
 
-    @admin.display(description="request (as sent, secrets removed)")
+    @admin.display(description=gettext_lazy("request (as sent, secrets removed)"))
     def request_pretty(self, obj: Round) -> str:
         return pre_json(shown(obj.request))
 
-    @admin.display(description="response (sealed reasoning parts shown by size)")
+    @admin.display(description=gettext_lazy("response (sealed reasoning parts shown by size)"))
     def response_pretty(self, obj: Round) -> str:
         # The row keeps thinking signatures and encrypted reasoning verbatim (they go back to the
         # provider); what is shown is their size only (docs/providers.md, "Reasoning replay").
         return pre_json(shown(obj.response))
 
-    @admin.display(description="usage")
+    @admin.display(description=gettext_lazy("usage"))
     def usage_pretty(self, obj: Round) -> str:
         return pre_json(obj.usage)
 
-    @admin.display(description="compressions")
+    @admin.display(description=gettext_lazy("compressions"))
     def compressions_pretty(self, obj: Round) -> str:
         return pre_json(obj.compressions)
 
@@ -142,7 +143,7 @@ class RunEventAdmin(ReadOnlyAdmin):
     exclude = ("payload",)
     readonly_fields = ("payload_pretty",)
 
-    @admin.display(description="payload")
+    @admin.display(description=gettext_lazy("payload"))
     def payload_pretty(self, obj: RunEvent) -> str:
         return pre_json(shown(obj.payload))
 

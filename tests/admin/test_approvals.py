@@ -63,7 +63,7 @@ def test_the_queue_lists_pending_calls_by_default(login, people):
     decided.save()
     body = page(login("april").get(QUEUE))
     assert "demo_tools__send_message" in body and "demo_tools__other" not in body
-    assert f"run {call.run_id} (awaiting_approval)" in body
+    assert f"run {call.run_id} (Awaiting approval)" in body  # the state in words, never snake_case
     assert "alice" in body and "high" in body
     everything = page(login("april").get(QUEUE + "?queue=all"))
     assert "demo_tools__other" in everything

@@ -322,3 +322,20 @@ def test_the_audit_pages_in_chinese_have_no_english_left(cast, chinese_conversat
         html = response.content.decode()
         names = {"alice", "otto"}
         assert " ".join(w for w in english_words(html, allowed) if w not in names) == "", url
+
+
+def test_the_approval_review_in_the_admin_is_chinese(cast, chinese_conversation):
+    """The admin additions around a call waiting for approval (the review and decision sections; the
+    model's own field list below them is Django's admin form)."""
+    run = chinese_conversation.runs.get()
+    call = ToolCall.objects.create(run=run, round_index=1, index=0, call_id="c2", name="send_message",
+                                   arguments='{"phone_number": "13800000000"}', status="awaiting_approval",
+                                   risk="high")
+    client = Client(HTTP_ACCEPT_LANGUAGE="zh-CN")
+    client.force_login(cast["ada"])
+    html = client.get(f"/admin/chatapp/toolcall/{call.pk}/change/").content.decode()
+    review = html[html.index('class="cl-review"') : html.index('id="details"')]
+    assert "批准并执行" in review and "等待审批" in review
+    assert " ".join(w for w in english_words(review, ALLOWED | {"stop"}) if w not in {"alice"}) == ""
+    queue = client.get("/admin/chatapp/toolcall/?queue=all").content.decode()
+    assert f"运行 {run.pk}（已完成）" in queue and "等待时长" in queue
