@@ -55,7 +55,8 @@ def _store(found: dict[str, str], alias: str) -> None:
     if not found:
         return
     blob = apps.get_model("chatapp", "Blob")
-    rows = [blob(sha256=key, chars=len(text), data=text) for key, text in found.items()]
+    # In key order: two transactions writing the same new values take their row locks in one order.
+    rows = [blob(sha256=key, chars=len(found[key]), data=found[key]) for key in sorted(found)]
     # Another row (or another transaction) may hold the same value already: one copy is kept.
     blob.objects.using(alias).bulk_create(rows, ignore_conflicts=True)
 
