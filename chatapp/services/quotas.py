@@ -19,6 +19,7 @@ from django.db.models import BigIntegerField, Count, Q, Sum, Value
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from chatapp.models import Quota, Round, Run
 from chatapp.models.quotas import BUDGETS
@@ -62,7 +63,7 @@ class BudgetState:
 
     def amount(self, value: Decimal | int) -> str:
         if self.what == "tokens":
-            return f"{int(value):,} tokens"
+            return _("%(n)s tokens") % {"n": f"{int(value):,}"}
         from chatapp.costs import money
 
         return money(Decimal(value))
@@ -70,30 +71,51 @@ class BudgetState:
     @property
     def whose(self) -> str:
         if self.quota.user_id:
-            return "your quota"
-        together = "together" if self.quota.shared else "each member"
-        return f"the quota of group {_group_name(self.quota)} ({together})"
-
-    @property
-    def when(self) -> str:
-        return "today" if self.period == "day" else "this month"
+            return _("your quota")
+        name = _group_name(self.quota)
+        if self.quota.shared:
+            return _("the quota of group %(group)s (together)") % {"group": name}
+        return _("the quota of group %(group)s (each member)") % {"group": name}
 
     def exceeded_message(self) -> str:
-        resets = "at midnight" if self.period == "day" else "on the first of next month"
-        period = "daily" if self.period == "day" else "monthly"
-        label = "token" if self.what == "tokens" else "cost"
-        return (
-            f"The {period} {label} budget is used up: {self.amount(self.used)} {self.when}, "
-            f"the limit is {self.amount(self.limit)} ({self.whose}). It resets {resets} "
-            f"({timezone.get_current_timezone_name()})."
-        )
+        # Whole sentences per period and kind: a translation needs the sentence, not its pieces.
+        template = {
+            ("day", "tokens"): _(
+                "The daily token budget is used up: %(used)s today, the limit is %(limit)s (%(whose)s). "
+                "It resets at midnight (%(tz)s)."
+            ),
+            ("month", "tokens"): _(
+                "The monthly token budget is used up: %(used)s this month, the limit is %(limit)s "
+                "(%(whose)s). It resets on the first of next month (%(tz)s)."
+            ),
+            ("day", "cost"): _(
+                "The daily cost budget is used up: %(used)s today, the limit is %(limit)s (%(whose)s). "
+                "It resets at midnight (%(tz)s)."
+            ),
+            ("month", "cost"): _(
+                "The monthly cost budget is used up: %(used)s this month, the limit is %(limit)s "
+                "(%(whose)s). It resets on the first of next month (%(tz)s)."
+            ),
+        }[("day" if self.period == "day" else "month", "tokens" if self.what == "tokens" else "cost")]
+        return template % {
+            "used": self.amount(self.used),
+            "limit": self.amount(self.limit),
+            "whose": self.whose,
+            "tz": timezone.get_current_timezone_name(),
+        }
 
     def shown(self) -> str:
-        label = "token" if self.what == "tokens" else "cost"
-        return (
-            f"{min(999, int(self.fraction * 100))} % of {self.when}'s {label} budget used "
-            f"({self.amount(self.used)} of {self.amount(self.limit)})"
-        )
+        template = {
+            ("day", "tokens"): _("%(pct)s %% of today's token budget used (%(used)s of %(limit)s)"),
+            ("month", "tokens"): _("%(pct)s %% of this month's token budget used (%(used)s of %(limit)s)"),
+            ("day", "cost"): _("%(pct)s %% of today's cost budget used (%(used)s of %(limit)s)"),
+            ("month", "cost"): _("%(pct)s %% of this month's cost budget used (%(used)s of %(limit)s)"),
+        }[("day" if self.period == "day" else "month", "tokens" if self.what == "tokens" else "cost")]
+        return template % {
+            "pct": min(999, int(self.fraction * 100)),
+            "used": self.amount(self.used),
+            "limit": self.amount(self.limit),
+        }
 
 
 # --- settings an admin may not save ---------------------------------------------------------

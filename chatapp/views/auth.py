@@ -11,10 +11,11 @@ from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext_lazy
 
 from chatapp import sso
 
-PASSWORD_OFF = "Password login is switched off here; sign in with your organisation's account."
+PASSWORD_OFF = gettext_lazy("Password login is switched off here; sign in with your organisation's account.")
 
 
 def _allow_forms_to_providers(request: HttpRequest, response: HttpResponse) -> HttpResponse:

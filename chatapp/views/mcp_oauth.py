@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from chatapp.audit.log import record
@@ -38,23 +39,25 @@ def sign_in(request: HttpRequest, server_id: int) -> HttpResponse:
     server = get_object_or_404(McpServer, pk=server_id, enabled=True)
     if server.auth_mode == McpServer.AuthMode.SHARED:
         if not request.user.has_perm("chatapp.change_mcpserver"):
-            raise PermissionDenied("Only an admin signs in for everyone.")
+            raise PermissionDenied(_("Only an admin signs in for everyone."))
         user_id = None
         fallback = reverse("admin:chatapp_mcpserver_change", args=[server.pk])
     elif server.auth_mode == McpServer.AuthMode.PER_USER:
         user_id = request.user.pk
         fallback = reverse("chat")
     else:
-        raise PermissionDenied("This server does not use OAuth.")
+        raise PermissionDenied(_("This server does not use OAuth."))
     back = _next(request, fallback)
     redirect_uri = request.build_absolute_uri(reverse("mcp_oauth_callback"))
     try:
         url = mcp_oauth.start_sign_in(server, user_id, redirect_uri)
     except mcp_oauth.SignInFailed as error:
-        messages.error(request, f"Signing in to {server.name} failed: {error}")
+        messages.error(
+            request, _("Signing in to %(name)s failed: %(error)s") % {"name": server.name, "error": error}
+        )
         return redirect(back)
     if url is None:
-        messages.success(request, f"Already signed in to {server.name}.")
+        messages.success(request, _("Already signed in to %(name)s.") % {"name": server.name})
         return redirect(back)
     states = request.session.get(SESSION_KEY, {})
     states[mcp_oauth.state_of(url)] = {"server": server.pk, "user": user_id, "next": back}
@@ -72,7 +75,7 @@ def callback(request: HttpRequest) -> HttpResponse:
     states = request.session.get(SESSION_KEY, {})
     pending = states.pop(state, None)
     if pending is None:
-        return HttpResponse("This sign-in was not started from this browser, or is over.", status=400)
+        return HttpResponse(_("This sign-in was not started from this browser, or is over."), status=400)
     request.session[SESSION_KEY] = states
     server = get_object_or_404(McpServer, pk=pending["server"])
     outcome = mcp_oauth.deliver_callback(state, request.GET.get("code", ""), request.GET.get("error", ""))
@@ -86,8 +89,10 @@ def callback(request: HttpRequest) -> HttpResponse:
         },
     )
     if outcome == "ok":
-        messages.success(request, f"Signed in to {server.name}.")
+        messages.success(request, _("Signed in to %(name)s.") % {"name": server.name})
         mcp_oauth.resume_waiting(pending["user"])
     else:
-        messages.error(request, f"Signing in to {server.name} failed: {outcome}")
+        messages.error(
+            request, _("Signing in to %(name)s failed: %(error)s") % {"name": server.name, "error": outcome}
+        )
     return redirect(pending["next"])
