@@ -116,3 +116,39 @@ def test_a_user_not_signed_in_is_offered_the_tools_and_waits_only_when_one_is_ca
     call = _wait(call, *ENDED)
     assert call.status == "succeeded", (call.status, call.error)
     assert "signed in as bob-at-notes" in ToolCall.objects.get(run=call).result
+
+
+def test_a_shared_sign_in_lost_mid_run_waits_for_the_admin_and_every_waiting_run_goes_on(
+    demo_tools, live_stack, cast, client, oauth_server
+):
+    """"One connection for everyone": the refresh refused in the middle of a user's run shows "sign
+    in again" to the admin and "needs an administrator" to the user; the admin's new sign-in resumes
+    the run."""
+    server = _notes(oauth_server.url)
+    McpServer.objects.filter(pk=server.pk).update(auth_mode="shared")
+    server.refresh_from_db()
+    ada, alice = cast["ada"], cast["alice"]
+    client.force_login(ada)
+    consent = client.post(f"/mcp/{server.id}/sign-in/").context["target"]
+    back = urlparse(oauth_server.consent(consent, subject="team"))
+    assert client.get(f"{back.path}?{back.query}").status_code == 302
+    convo = Conversation.objects.create(owner=alice, provider=demo_tools)
+    assert _wait(start_run(convo, "[[demo:call notes__whoami {}]]"), *ENDED).status == "succeeded"
+
+    oauth_server.hook("expire")
+    oauth_server.hook("reject-refresh")
+    run = _wait(start_run(convo, '[[demo:call notes__add_note {"text": "two"}]]'), "awaiting_sign_in", *ENDED)
+    assert run.status == "awaiting_sign_in", (run.status, run.error)
+    assert [(s["name"], s["by"]) for s in _waiting_for(run)] == [("notes", "admin")]
+    assert b"sign in again" in client.get(f"/admin/chatapp/mcpserver/{server.id}/change/").content
+    client.force_login(alice)
+    assert b"needs an administrator to sign in again" in client.get(f"/c/{convo.pk}/").content
+
+    oauth_server.hook("settings", reject_refresh=False)
+    client.force_login(ada)
+    consent = client.post(f"/mcp/{server.id}/sign-in/").context["target"]
+    back = urlparse(oauth_server.consent(consent, subject="team"))
+    assert client.get(f"{back.path}?{back.query}").status_code == 302
+    run = _wait(run, *ENDED)
+    assert run.status == "succeeded", (run.status, run.error)
+    assert oauth_server.hook("stats")["notes"] == ["two"]
