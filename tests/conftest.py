@@ -173,16 +173,29 @@ def _live_runs_end_before_the_flush(request):
         return
     if not (marker.kwargs.get("transaction") or (marker.args and marker.args[0])):
         return
+    import threading
     import time
+
+    from django.db import connection
 
     from chatapp.models import ACTIVE_STATUSES, Run
     from chatapp.services.runs import request_cancel
 
-    for run in Run.objects.filter(status__in=ACTIVE_STATUSES):
-        request_cancel(run)
-    deadline = time.monotonic() + 60
-    while Run.objects.filter(status__in=ACTIVE_STATUSES).exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    def stop_and_wait() -> None:
+        try:
+            for run in Run.objects.filter(status__in=ACTIVE_STATUSES):
+                request_cancel(run)
+            deadline = time.monotonic() + 60
+            while Run.objects.filter(status__in=ACTIVE_STATUSES).exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+        finally:
+            connection.close()
+
+    # In a thread of its own: a browser test's thread runs Playwright's event loop, where the stop
+    # signal's async_to_sync refuses to run.
+    stopper = threading.Thread(target=stop_and_wait)
+    stopper.start()
+    stopper.join()
 
 
 @pytest.fixture(autouse=True)

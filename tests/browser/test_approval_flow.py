@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from chatapp.models import Run, ToolCall
+from tests.browser.pages import new_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,7 +24,7 @@ def test_user_sees_waiting_then_continues_live_after_an_admin_approves(
 ):
     before = len(outbox_lines(live_stack))
     user = page_for("alice", "alice-pass")
-    user.click("text=New conversation")
+    new_conversation(user)
     user.fill("#message", "send a text message to 13800000000 saying the deploy finished")
     user.press("#message", "Enter")
     waiting = user.locator("[data-role=waiting]")

@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 
 from chatapp.models import Run, ToolCall
 from chatapp.services.approvals import pending_count
+from tests.browser.pages import new_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -18,13 +19,7 @@ SMS = "send a text message to 13800000000 saying the deploy finished"
 
 
 def ask_for_sms(page):
-    toggle = page.locator("[data-role=drawer-toggle]")
-    if toggle.is_visible():  # on a phone the conversation list (and its button) is in the drawer
-        toggle.click()
-    page.click("text=New conversation")
-    # The conversation's page, with its scripts run: an Enter before chat.js listens sends nothing.
-    page.wait_for_url(re.compile(r"/c/\d+/$"))
-    page.wait_for_load_state("load")
+    new_conversation(page)  # on a phone through the drawer; waits until the page listens
     page.fill("#message", SMS)
     page.press("#message", "Enter")
     card = page.locator("[data-role=approval-card] .approval-card")

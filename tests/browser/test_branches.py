@@ -8,6 +8,7 @@ import json
 import pytest
 
 from chatapp.models import Conversation, Round, Run
+from tests.browser.pages import new_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,7 +34,7 @@ def sent_text(run: Run) -> str:
 
 def test_edit_branch_switch_and_regenerate(demo_provider, cast, page_for, artifacts):
     page = page_for("alice", "alice-pass", viewport={"width": 1440, "height": 900})
-    page.click("text=New conversation")
+    new_conversation(page)
     page.wait_for_selector("#composer textarea")
     page.fill("#message", "first question about apples")
     page.press("#message", "Enter")
@@ -81,7 +82,7 @@ def test_edit_branch_switch_and_regenerate(demo_provider, cast, page_for, artifa
 
 def test_delete_asks_then_undo_brings_it_back(demo_provider, cast, page_for, artifacts):
     page = page_for("alice", "alice-pass", viewport={"width": 1440, "height": 900})
-    page.click("text=New conversation")
+    new_conversation(page)
     page.wait_for_selector("#composer textarea")
     assert page.locator("#conversation-list a").count() == 0  # the draft is not listed
     page.fill("#message", "a conversation to delete")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chatapp.models import Run
+from tests.browser.pages import new_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,7 +23,7 @@ OBSERVE = """
 
 def test_answer_streams_in_token_by_token_and_survives_a_reload(cast, demo_provider, page_for, artifacts):
     page = page_for("alice", "alice-pass")
-    page.click("text=New conversation")
+    new_conversation(page)
     page.wait_for_selector("#composer textarea")
     page.evaluate(OBSERVE)
     page.fill("#message", "Hello from the browser")

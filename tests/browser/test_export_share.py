@@ -10,6 +10,7 @@ import pytest
 
 from chatapp.models import Conversation, Run, ShareLink
 from chatapp.workspaces import workspace_path
+from tests.browser.pages import new_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -36,7 +37,7 @@ def shoot(page, artifacts, name):
 
 def test_upload_analyse_download_branch_export_and_share(demo_provider, cast, page_for, artifacts):
     page = page_for("alice", "alice-pass", viewport={"width": 1440, "height": 900})
-    page.click("text=New conversation")
+    new_conversation(page)
     page.wait_for_selector("#composer textarea")
     page.set_input_files("#file-input", files=[
         {"name": "sales.csv", "mimeType": "text/csv", "buffer": b"region,total\nnorth,42\nsouth,7\n"}])

@@ -12,6 +12,7 @@ import pytest
 
 from chatapp.models import AuditEvent, Conversation, Message, Run, ToolCall
 from chatapp.workspaces import workspace_path
+from tests.browser.pages import new_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -40,7 +41,7 @@ def shoot(page, artifacts, name):
 
 def test_upload_by_button_and_drop_then_the_model_reads_it(demo_tools, cast, page_for, artifacts):
     page = page_for("alice", "alice-pass", viewport={"width": 1440, "height": 900})
-    page.click("text=New conversation")
+    new_conversation(page)
     page.wait_for_selector("#composer textarea")
     page.set_input_files("#file-input", files=[
         {"name": "sales.csv", "mimeType": "text/csv", "buffer": b"region,total\nnorth,42\nsouth,7\n"},
@@ -66,7 +67,7 @@ def test_upload_by_button_and_drop_then_the_model_reads_it(demo_tools, cast, pag
 
 def test_report_md_appears_live_and_downloads_byte_for_byte(demo_tools, cast, page_for, artifacts):
     page = page_for("alice", "alice-pass", viewport={"width": 1440, "height": 900})
-    page.click("text=New conversation")
+    new_conversation(page)
     page.wait_for_selector("#composer textarea")
     page.click("summary:has-text('Workspace files')")
     page.wait_for_selector("#files-panel")
@@ -113,7 +114,7 @@ def call_args(run) -> str:
 
 def test_a_refused_upload_says_why(demo_tools, page_for, settings):
     page = page_for("alice", "alice-pass")
-    page.click("text=New conversation")
+    new_conversation(page)
     page.wait_for_selector("#composer textarea")
     page.set_input_files("#file-input", files=[{"name": "tool.exe", "mimeType": "application/x-msdownload",
                                                  "buffer": b"MZ"}])
@@ -135,7 +136,7 @@ def test_an_image_goes_to_a_vision_profile_and_is_refused_for_text_only(demo_pro
     from chatapp.models import Round
 
     page = page_for("alice", "alice-pass", viewport={"width": 1440, "height": 900})
-    page.click("text=New conversation")
+    new_conversation(page)
     page.wait_for_selector("#composer textarea")
     page.set_input_files("#file-input", files=[{"name": "chart.png", "mimeType": "image/png", "buffer": _png()}])
     page.wait_for_selector("[data-role=pending-attachments] li:has-text('chart.png')")
@@ -162,7 +163,7 @@ def test_a_large_upload_shows_its_progress(demo_tools, page_for):
     # Uploads are throttled to 1 MB/s through Chromium's network emulation, so a 3 MB file takes a few
     # seconds and the page has progress to show between 0 and 100 %.
     page = page_for("alice", "alice-pass")
-    page.click("text=New conversation")
+    new_conversation(page)
     page.wait_for_selector("#composer textarea")
     cdp = page.context.new_cdp_session(page)
     cdp.send("Network.enable")

@@ -9,13 +9,14 @@ import pytest
 from playwright.sync_api import expect
 
 from chatapp.models import Conversation, Run
+from tests.browser.pages import new_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_attach_a_resource_and_use_a_prompt(cast, demo_tools, page_for):
     page = page_for("alice", "alice-pass")
-    page.click("text=New conversation")
+    new_conversation(page)
     page.click("text=MCP resources and prompts")
     attach = page.locator("form:has(code:text-is('demo://watchlist')) button")
     attach.wait_for(timeout=60_000)

@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from chatapp.models import McpServer, Run, RunEvent, ToolCall, ToolPolicy
+from tests.browser.pages import new_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 HOSTED = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "hosted_features_server.py"
@@ -45,7 +46,7 @@ def test_a_long_tool_shows_its_progress_live_and_outlives_its_idle_timeout(
     cast, hosted_server, page_for, artifacts
 ):
     page = page_for("alice", "alice-pass")
-    page.click("text=New conversation")
+    new_conversation(page)
     page.wait_for_selector("#composer textarea")
     page.evaluate(OBSERVE_WAITING)
     page.fill("#message", '[[demo:call hosted__index {"steps": 8, "delay": 0.4}]]')
@@ -112,7 +113,7 @@ def test_a_servers_link_is_shown_safely_and_the_call_waits_for_the_user(
 ):
     port, stats = legacy_server
     page = page_for("alice", "alice-pass")
-    page.click("text=New conversation")
+    new_conversation(page)
     page.wait_for_selector("#composer textarea")
     page.fill("#message", "[[demo:call legacy__connect_account {}]]")
     page.press("#message", "Enter")

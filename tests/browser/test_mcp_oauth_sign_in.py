@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from chatapp.models import McpOAuthGrant, McpServer, Run, ToolCall, ToolPolicy
+from tests.browser.pages import new_conversation
 from tests.mcp import oauth_fixtures
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,7 +34,7 @@ def test_a_users_run_waits_for_the_sign_in_and_goes_on_after_the_consent_page(
 ):
     server = _notes(oauth_server.url, "per_user")
     page = page_for("alice", "alice-pass")
-    page.click("text=New conversation")
+    new_conversation(page)
     page.wait_for_selector("#composer textarea")
     page.fill("#message", "[[demo:call notes__whoami {}]]")
     page.press("#message", "Enter")
@@ -91,7 +92,7 @@ def test_once_the_tools_are_known_a_user_signs_in_when_the_model_calls_one(
     expect(admin.locator("text=notes__add_note")).to_be_visible()
 
     page = page_for("alice", "alice-pass")
-    page.click("text=New conversation")
+    new_conversation(page)
     page.wait_for_selector("#composer textarea")
     page.fill("#message", '[[demo:call notes__add_note {"text": "from alice"}]]')
     page.press("#message", "Enter")

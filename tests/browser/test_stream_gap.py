@@ -8,6 +8,7 @@ import json
 import pytest
 
 from chatapp.models import Run
+from tests.browser.pages import new_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,7 +25,7 @@ RECORD_TEXT = """
 
 def test_a_dropped_delta_is_replayed_in_order(cast, demo_provider, page_for):
     page = page_for("alice", "alice-pass")
-    page.click("text=New conversation")
+    new_conversation(page)
     page.wait_for_selector("#composer textarea")
     sent_by_page: list[dict] = []
     dropped: list[dict] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chatapp.models import Run
+from tests.browser.pages import new_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -13,7 +14,7 @@ REQUEST = "读取 config.yaml，同时列出当前目录中的 Markdown 文件�
 
 def test_files_scenario_timeline_shows_each_round_live(cast, demo_tools, page_for, artifacts):
     page = page_for("alice", "alice-pass")
-    page.click("text=New conversation")
+    new_conversation(page)
     page.fill("#message", REQUEST)
     page.press("#message", "Enter")
     # While it runs the trace fills in live, without a reload.

@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from chatapp.models import McpServer, Run, ToolPolicy
+from tests.browser.pages import new_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -21,7 +22,7 @@ REQUEST = "读取 config.yaml，同时列出当前目录中的 Markdown 文件�
 
 def test_the_files_scenario_draws_the_parallel_reads_overlapping(cast, demo_tools, page_for, artifacts):
     page = page_for("alice", "alice-pass", {"width": 1440, "height": 900})
-    page.click("text=New conversation")
+    new_conversation(page)
     page.fill("#message", REQUEST)
     page.press("#message", "Enter")
     trace_summary = page.locator("[data-role=trace] > summary").first
@@ -91,7 +92,7 @@ BIG = """
 
 def test_five_hundred_rounds_render_in_under_a_second(cast, demo_provider, page_for):
     page = page_for("alice", "alice-pass")
-    page.click("text=New conversation")
+    new_conversation(page)
     page.wait_for_selector("#composer")
     result = page.evaluate(BIG)
     assert result["rows"] == 1000
@@ -114,7 +115,7 @@ def slow_tool(demo_provider):
 
 
 def _send(page, text):
-    page.click("text=New conversation")
+    new_conversation(page)
     page.wait_for_url(re.compile(r"/c/\d+/$"))
     page.wait_for_load_state("load")
     page.fill("#message", text)

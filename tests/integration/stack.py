@@ -34,6 +34,8 @@ def stack_env(port: int, data_dir: Path, **extra: str) -> dict[str, str]:
         "CLEARLOOP_DATA_DIR": str(data_dir),
         "DEMO_MODEL_TOKENS_PER_SECOND": os.environ.get("TEST_DEMO_TOKENS_PER_SECOND", "60"),
         "CLEARLOOP_RUN_SWEEP_SECONDS": "1",
+        # The pytest process runs unpooled (pyproject.toml); the stack's processes pool as deployed.
+        "DB_POOL_MAX_SIZE": os.environ.get("CLEARLOOP_STACK_DB_POOL_MAX_SIZE", "16"),
     }
     env.update(extra)
     return env
