@@ -23,7 +23,9 @@ ENDED = ("succeeded", "failed", "cancelled", "denied")
 
 
 def _notes(url: str) -> McpServer:
-    ToolPolicy.objects.update_or_create(pattern="notes__*", defaults={"tier": "read_only", "approval": "never"})
+    ToolPolicy.objects.update_or_create(
+        pattern="notes__*", defaults={"tier": "read_only", "approval": "never"}
+    )
     return McpServer.objects.create(name="notes", transport="http", url=url, auth_mode="per_user")
 
 
@@ -58,7 +60,10 @@ def test_a_sign_in_lost_mid_run_parks_the_run_and_it_goes_on_after_the_new_sign_
     first = _wait(start_run(convo, '[[demo:call notes__add_note {"text": "one"}]]'), *ENDED)
     assert first.status == "succeeded", (first.status, first.error)
     # The worker kept the list it saw, for users who have not signed in (gap b).
-    assert {t["remote_name"] for t in McpServer.objects.get(pk=server.pk).tools_seen} == {"whoami", "add_note"}
+    assert {t["remote_name"] for t in McpServer.objects.get(pk=server.pk).tools_seen} == {
+        "whoami",
+        "add_note",
+    }
 
     # The provider stops accepting Alice's tokens (expired, refresh refused) while the worker's
     # session still holds them: the next call is refused with 401 and would need a new sign-in.
@@ -121,7 +126,7 @@ def test_a_user_not_signed_in_is_offered_the_tools_and_waits_only_when_one_is_ca
 def test_a_shared_sign_in_lost_mid_run_waits_for_the_admin_and_every_waiting_run_goes_on(
     demo_tools, live_stack, cast, client, oauth_server
 ):
-    """"One connection for everyone": the refresh refused in the middle of a user's run shows "sign
+    """ "One connection for everyone": the refresh refused in the middle of a user's run shows "sign
     in again" to the admin and "needs an administrator" to the user; the admin's new sign-in resumes
     the run."""
     server = _notes(oauth_server.url)

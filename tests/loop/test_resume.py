@@ -154,3 +154,55 @@ async def test_running_side_effecting_call_of_idempotent_tool_is_run_again(idemp
     assert record.status == ("succeeded" if idempotent else "unknown")
     if not idempotent:
         assert json.loads(record.result)["code"] == "outcome_unknown"
+
+
+async def test_a_call_that_needs_a_sign_in_is_held_and_sent_after_the_resume_and_nothing_runs_twice():
+    """A tool answering ``sign_in_required`` sent nothing: the call is approved again (not failed),
+    the other call of the response finishes, the loop stops with NextStepSignIn; rebuilt from the
+    stored events and run again (someone signed in), only the held call runs."""
+    from agent.loop import AllowAll, NextStepSignIn
+    from agent.toolbox import ToolOutcome
+
+    signed_in = False
+
+    async def notes(_):
+        if not signed_in:
+            return ToolOutcome.failure("sign_in_required", "notes needs a sign-in; tools/call was not sent")
+        return {"noted": True}
+
+    def toolbox():
+        return FuncToolbox(
+            {
+                "append_file": (
+                    info("append_file", {"path": {"type": "string"}}, risk="low"),
+                    returning({"ok": 1}),
+                ),
+                "notes__add": (info("notes__add", {"text": {"type": "string"}}, server="notes"), notes),
+            }
+        )
+
+    def respond(req):
+        if rounds_so_far(req) == 0:
+            return reply(
+                calls=[call("a1", "append_file", {"path": "log"}), call("n1", "notes__add", {"text": "x"})]
+            )
+        return reply("done")
+
+    state, sink, first = RunState.start("run", start_messages("do it")), ListSink(), toolbox()
+    step = await run_agent(state, ScriptedProvider(respond), first, sink, LoopSettings(), AllowAll())
+    assert step == NextStepSignIn(servers=("notes",))
+    assert {c.name: (c.status, c.error_code) for c in state.calls.values()} == {
+        "append_file": ("succeeded", None),
+        "notes__add": ("approved", "sign_in_required"),
+    }
+    assert len([e for e in sink.events if isinstance(e, RoundFinished)]) == 1  # the model was not asked again
+
+    signed_in = True
+    durable = [e for e in sink.events if isinstance(e, DURABLE)]
+    resumed = RunState.rebuild("run", start_messages("do it"), durable)
+    second = toolbox()
+    step = await run_agent(resumed, ScriptedProvider(respond), second, sink, LoopSettings(), AllowAll())
+    assert step == NextStepFinalOutput(text="done")
+    assert [name for name, _ in first.executed] == ["append_file", "notes__add"]
+    assert [name for name, _ in second.executed] == ["notes__add"]  # append_file is not run again
+    assert resumed.calls[(0, 1)].status == "succeeded"

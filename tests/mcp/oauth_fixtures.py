@@ -74,7 +74,9 @@ def oauth_server(settings, tmp_path):
         try:
             wait_for_port(port, proc, START_DEADLINE)
         except (RuntimeError, TimeoutError) as exc:
-            raise RuntimeError(f"the OAuth test server did not start ({exc}):\n{log.read_text()[-3000:]}") from exc
+            raise RuntimeError(
+                f"the OAuth test server did not start ({exc}):\n{log.read_text()[-3000:]}"
+            ) from exc
         yield OAuthServer(f"http://127.0.0.1:{port}")
     finally:
         proc.terminate()
