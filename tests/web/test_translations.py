@@ -33,7 +33,16 @@ def _keys(po: polib.POFile) -> set[tuple[str | None, str]]:
 _LITERAL = r"""u?('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
 _TEMPLATE_CALL = re.compile(rf"\b(gettext|ngettext|pgettext|npgettext)\(\s*{_LITERAL}(?:\s*,\s*{_LITERAL})?")
 _JS_CALL = re.compile(r"""\b(gettext|ngettext)\(\s*"((?:[^"\\]|\\.)*)"\s*[,)]""")
-_PY_FUNCS = {"_", "gettext", "gettext_lazy", "gettext_noop", "ngettext", "ngettext_lazy", "pgettext", "pgettext_lazy"}
+_PY_FUNCS = {
+    "_",
+    "gettext",
+    "gettext_lazy",
+    "gettext_noop",
+    "ngettext",
+    "ngettext_lazy",
+    "pgettext",
+    "pgettext_lazy",
+}
 
 
 def _from_templates() -> set[tuple[str | None, str]]:
@@ -180,9 +189,7 @@ def english_words(html: str, allowed: frozenset[str] | set[str] = ALLOWED) -> li
 
 def english_in(chunks: list[str], allowed: frozenset[str] | set[str] = ALLOWED) -> list[str]:
     """The English words among texts a person reads (see english_words)."""
-    tokens = re.split(
-        r"[\s\u3000-\u303f\u3400-\u9fff\uff00-\uffef“”‘’·■–—…()（）:,;!?]+", " ".join(chunks)
-    )
+    tokens = re.split(r"[\s\u3000-\u303f\u3400-\u9fff\uff00-\uffef“”‘’·■–—…()（）:,;!?]+", " ".join(chunks))
     words = [t for t in tokens if re.fullmatch(r"[A-Za-z][A-Za-z'-]*[A-Za-z]\.?", t)]
     return [w.rstrip(".") for w in words if w.rstrip(".").lower() not in allowed]
 
@@ -312,7 +319,15 @@ def test_the_javascript_catalogue_serves_the_chinese_strings(cast):
 
 
 def test_the_audit_pages_in_chinese_have_no_english_left(cast, chinese_conversation, settings):
-    allowed = ALLOWED | {settings.COST_CURRENCY.lower(), "stop", "length", "jsonl", "opentelemetry", "normal", "id"}
+    allowed = ALLOWED | {
+        settings.COST_CURRENCY.lower(),
+        "stop",
+        "length",
+        "jsonl",
+        "opentelemetry",
+        "normal",
+        "id",
+    }
     run = chinese_conversation.runs.get()
     client = Client(HTTP_ACCEPT_LANGUAGE="zh-CN")
     client.force_login(cast["otto"])
@@ -328,9 +343,16 @@ def test_the_approval_review_in_the_admin_is_chinese(cast, chinese_conversation)
     """The admin additions around a call waiting for approval (the review and decision sections; the
     model's own field list below them is Django's admin form)."""
     run = chinese_conversation.runs.get()
-    call = ToolCall.objects.create(run=run, round_index=1, index=0, call_id="c2", name="send_message",
-                                   arguments='{"phone_number": "13800000000"}', status="awaiting_approval",
-                                   risk="high")
+    call = ToolCall.objects.create(
+        run=run,
+        round_index=1,
+        index=0,
+        call_id="c2",
+        name="send_message",
+        arguments='{"phone_number": "13800000000"}',
+        status="awaiting_approval",
+        risk="high",
+    )
     client = Client(HTTP_ACCEPT_LANGUAGE="zh-CN")
     client.force_login(cast["ada"])
     html = client.get(f"/admin/chatapp/toolcall/{call.pk}/change/").content.decode()
@@ -339,3 +361,56 @@ def test_the_approval_review_in_the_admin_is_chinese(cast, chinese_conversation)
     assert " ".join(w for w in english_words(review, ALLOWED | {"stop"}) if w not in {"alice"}) == ""
     queue = client.get("/admin/chatapp/toolcall/?queue=all").content.decode()
     assert f"运行 {run.pk}（已完成）" in queue and "等待时长" in queue
+
+
+def test_failures_approval_cards_and_budgets_are_chinese_too(cast, chinese_conversation, settings):
+    """The states a person meets when something goes wrong or waits: a provider failure explained in
+    words, a call waiting for an admin (its card and Stop), a budget line under the message box."""
+    from chatapp.models import ProviderConfig, Quota
+
+    ProviderConfig.objects.create(name="down", base_url="http://127.0.0.1:9/v1", model="m")
+    convo = chinese_conversation
+    # One branch: the first exchange, then a failed run, then one waiting for an approval.
+    first = convo.runs.get()
+    failed = Message.objects.create(
+        conversation=convo, role="user", content="再试一次", payload={}, parent_run=first
+    )
+    down = Run.objects.create(
+        conversation=convo,
+        user_message=failed,
+        provider_name="down",
+        model="m",
+        status="failed",
+        error_class="RateLimited",
+        error="429 Too Many Requests",
+    )
+    asked = Message.objects.create(
+        conversation=convo, role="user", content="给 13800000000 发短信", payload={}, parent_run=down
+    )
+    waiting = Run.objects.create(
+        conversation=convo, user_message=asked, provider_name="demo", model="m", status="awaiting_approval"
+    )
+    ToolCall.objects.create(
+        run=waiting,
+        round_index=0,
+        index=0,
+        call_id="w1",
+        name="send_message",
+        arguments='{"phone_number": "13800000000"}',
+        status="awaiting_approval",
+        risk="high",
+    )
+    for message, run in ((failed, down), (asked, waiting)):
+        message.run = run
+        message.save()
+    convo.active_run = waiting
+    convo.save()
+    Quota.objects.create(user=cast["alice"], tokens_per_day=100_000)
+    client = Client(HTTP_ACCEPT_LANGUAGE="zh-CN")
+    client.force_login(cast["alice"])
+    html = client.get(f"/c/{convo.pk}/").content.decode()
+    assert "正在限制请求（速率限制）" in html  # the failure in words
+    assert "正在等待管理员审批" in html and "今日 Token 预算已用" in html
+    allowed = ALLOWED | {settings.COST_CURRENCY.lower(), "stop", "length", *settings.UPLOAD_ALLOWED_TYPES}
+    names = {"alice", "down"}  # the user, the provider
+    assert " ".join(w for w in english_words(html, allowed) if w not in names) == ""
