@@ -23,11 +23,12 @@ from chatapp.access import is_auditor
 from chatapp.audit import record
 from chatapp.audit.filters import RunFilter, filtered_runs
 from chatapp.audit.otel import run_to_otel
-from chatapp.models import AuditEvent, Run, RunEvent
+from chatapp.models import AuditEvent, Round, Run, RunEvent
 from chatapp.redaction import redact, shown
 from chatapp.services.trace import run_trace
 from chatapp.views.display import round_reasoning
 from chatapp.views.htmx import HtmxHttpRequest
+from chatapp.views.timeline import timeline
 
 RUNS_PER_PAGE = 25
 EVENTS_PER_PAGE = 100
@@ -88,16 +89,9 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = Run.objects.select_related("conversation__owner", "user_message").filter(pk=run_id).first()
     if run is None:
         raise Http404("No such run")
-    rounds = [
-        {
-            "round": r,
-            "request": pretty(shown(r.request)),
-            "response": pretty(shown(r.response)),
-            "usage": pretty(r.usage),
-            "reasoning": round_reasoning(r.response),
-        }
-        for r in run.rounds.all()
-    ]
+    # The raw request and response of each round are loaded when the auditor opens it (round_raw):
+    # every round repeats the tool schemas, and a long run's page was tens of thousands of pixels.
+    rounds = list(run.rounds.defer("request", "response"))
     calls = [
         {"call": c, "arguments": pretty_text(c.arguments), "result": pretty_text(c.result)}
         for c in run.tool_calls.select_related("approval", "approval__decided_by")
@@ -116,9 +110,30 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "events": events,
         "event_rows": [(e, json.dumps(shown(e.payload), ensure_ascii=False)) for e in events],
         "audit_events": AuditEvent.objects.filter(run_id=run.pk).order_by("seq"),
-        "cost": costs.total(run.rounds.all()),
+        "cost": costs.total_of(rounds),
+        "timeline": timeline(run),
     }
     return render(request, "audit/run.html", context)
+
+
+@auditor_required
+@require_GET
+def round_raw(request: HttpRequest, run_id: int, index: int) -> HttpResponse:
+    """One round's raw request (as sent, secrets redacted), assembled response, usage and reasoning:
+    the part of the run page that is loaded when its round is opened."""
+    r = Round.objects.filter(run_id=run_id, index=index).first()
+    if r is None:
+        raise Http404("No such round")
+    context = {
+        "r": {
+            "round": r,
+            "request": pretty(shown(r.request)),
+            "response": pretty(shown(r.response)),
+            "usage": pretty(r.usage),
+            "reasoning": round_reasoning(r.response),
+        }
+    }
+    return render(request, "audit/_round_raw.html", context)
 
 
 @auditor_required

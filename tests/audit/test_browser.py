@@ -137,6 +137,11 @@ def test_the_run_page_shows_raw_request_and_response_with_secrets_redacted(clien
     response = client_for("otto").get(f"/audit/runs/{run.pk}/")
     body = response.content.decode()
     assert response.status_code == 200
+    # The round's raw request and response are loaded when the auditor opens the round.
+    assert "resp-77" not in body and f'hx-get="/audit/runs/{run.pk}/rounds/0/"' in body
+    raw = client_for("otto").get(f"/audit/runs/{run.pk}/rounds/0/").content.decode()
+    assert client_for("alice").get(f"/audit/runs/{run.pk}/rounds/0/").status_code in (403, 404)
+    body += raw
     assert secret not in body and "sk-test" not in body
     assert "[REDACTED]" in body
     assert "resp-77" in body and "&quot;messages&quot;: [" in body  # the raw JSON, indented and escaped
@@ -165,7 +170,7 @@ def test_stored_text_is_escaped_everywhere(client_for, cast):
 
     record("export", actor=XSS, run_id=run.pk, payload={"x": XSS})
     otto = client_for("otto")
-    for path in (f"/audit/runs/{run.pk}/", "/audit/", f"/audit/?q={XSS[:8]}", "/audit/log/"):
+    for path in (f"/audit/runs/{run.pk}/", f"/audit/runs/{run.pk}/rounds/0/", "/audit/", f"/audit/?q={XSS[:8]}", "/audit/log/"):
         body = otto.get(path).content.decode()
         assert "<script>alert" not in body and "<img src=x" not in body, path
         assert "&lt;script&gt;" in body or "&lt;scri" in body, path

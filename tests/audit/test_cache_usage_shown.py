@@ -55,7 +55,7 @@ def test_usage_chart_marks_the_cached_part_and_names_both_counts(client_for, run
 
 
 def test_auditor_run_view_shows_cache_counts_per_round(client_for, run):
-    html = client_for("otto").get(f"/audit/runs/{run.pk}/").content.decode()
+    html = client_for("otto").get(f"/audit/runs/{run.pk}/rounds/1/").content.decode()  # opened round
     assert 'data-usage="cache-read">3900<' in html and 'data-usage="cache-write">260<' in html
 
 

@@ -47,9 +47,10 @@ def browser():
 def page_for(browser, live_stack):
     contexts = []
 
-    def make(username: str, password: str, viewport: dict | None = None):
+    def make(username: str, password: str, viewport: dict | None = None, **options):
+        # options: more browser-context settings, e.g. bypass_csp for a test that injects axe-core
         context = browser.new_context(
-            base_url=live_stack.base_url, viewport=viewport or {"width": 1280, "height": 900}
+            base_url=live_stack.base_url, viewport=viewport or {"width": 1280, "height": 900}, **options
         )
         contexts.append(context)
         page = context.new_page()
