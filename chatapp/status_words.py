@@ -23,6 +23,10 @@ WORDS = {
     "invalid": _("Invalid"),
     "approved": _("Approved"),
     "unknown": _("Unknown"),
+    # A round's kind (agent/events.py).
+    "normal": pgettext_lazy("round", "normal"),
+    "continuation": pgettext_lazy("round", "continuation"),
+    "final": pgettext_lazy("round", "final answer"),
     # Who wrote a message.
     "user": _("user"),
     "assistant": _("assistant"),

@@ -121,7 +121,7 @@ def test_the_audit_pages_in_chinese(cast, demo_provider, zh_page_for, artifacts,
     assert "我是 clearloop 的演示模型" in owner.locator("[data-role=answer]").inner_text()
     run = Run.objects.get(conversation__owner=cast["alice"])
     page = zh_page_for("otto")
-    allowed = ALLOWED | {settings.COST_CURRENCY.lower(), "stop", "jsonl", "opentelemetry", "normal", "id"}
+    allowed = ALLOWED | {settings.COST_CURRENCY.lower(), "stop", "jsonl", "opentelemetry", "id"}
     for url, name in (("/audit/", "audit-runs"), (f"/audit/runs/{run.pk}/", "audit-run"), ("/audit/log/", "audit-log")):
         page.goto(url)
         expect(page.locator("h1")).not_to_contain_text("Run")

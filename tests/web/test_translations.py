@@ -325,7 +325,6 @@ def test_the_audit_pages_in_chinese_have_no_english_left(cast, chinese_conversat
         "length",
         "jsonl",
         "opentelemetry",
-        "normal",
         "id",
     }
     run = chinese_conversation.runs.get()
