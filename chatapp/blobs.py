@@ -195,13 +195,12 @@ def referenced_by_run(run_id: int) -> set[str]:
     from django.db.models import TextField
     from django.db.models.functions import Cast
 
-    from chatapp.models import Round, RunEvent, ToolCall
-
     keys: set[str] = set()
+    # Through the app registry, as tampered() does: chatapp.models' fields import this module.
     columns = (
-        (RunEvent, ("payload",)),
-        (Round, ("request", "response")),
-        (ToolCall, ("arguments", "result")),
+        (apps.get_model("chatapp", "RunEvent"), ("payload",)),
+        (apps.get_model("chatapp", "Round"), ("request", "response")),
+        (apps.get_model("chatapp", "ToolCall"), ("arguments", "result")),
     )
     for model, names in columns:
         raw = model.objects.filter(run_id=run_id).annotate(
