@@ -81,8 +81,18 @@
         const source = code.textContent;
         window.mermaid.render("mermaid-" + (++diagrams), source).then(function (out) {
           // Parsed apart, then adopted: the diagram's own <style> gets this page's nonce (CSP).
-          const svg = new DOMParser().parseFromString(out.svg, "image/svg+xml").documentElement;
-          svg.querySelectorAll("script, foreignObject").forEach(function (n) { n.remove(); });
+          // Parsed as HTML (inert: nothing in a parsed document runs), which reads SVG leniently; as XML
+          // a label's stray markup made the whole diagram a parser-error page.
+          const svg = new DOMParser().parseFromString(out.svg, "text/html").querySelector("svg");
+          if (!svg) throw new Error(gettext("the diagram came out empty"));
+          svg.querySelectorAll("script, foreignObject, iframe, object, embed").forEach(function (n) { n.remove(); });
+          // Defence in depth behind Mermaid's strict level: no handler attributes, and no links out of
+          // the diagram (a node cannot show where it leads; links belong in the answer's text).
+          svg.querySelectorAll("*").forEach(function (el) {
+            Array.prototype.slice.call(el.attributes).forEach(function (a) {
+              if (/^on/i.test(a.name) || (/href$/i.test(a.name) && a.value.trim().charAt(0) !== "#")) el.removeAttribute(a.name);
+            });
+          });
           svg.querySelectorAll("style").forEach(function (s) { s.setAttribute("nonce", nonce); });
           const figure = document.createElement("figure");
           figure.className = "mermaid-diagram";
