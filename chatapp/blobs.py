@@ -2,8 +2,8 @@
 
 One large tool argument or result used to be written about a dozen times: in each ``tool_call``
 event, the call's row, the round's response (raw and parsed), every later round's request and that
-round's event. Now every string of at least ``LARGE_VALUE_MIN_CHARS`` characters in those rows is
-written once to ``Blob`` (keyed by the sha256 of its UTF-8 text) and the rows hold a reference:
+round's event (and a long answer in its message twice, the run and the run's event). Now every string
+of at least ``LARGE_VALUE_MIN_CHARS`` characters in those rows is written once to ``Blob`` (keyed by the sha256 of its UTF-8 text) and the rows hold a reference:
 
 * in JSON columns, ``{"$blob": "<sha256>", "chars": N}`` in place of the string; a stored object that
   itself has a ``$blob``, ``$esc`` or ``$parsed`` key is wrapped as ``{"$esc": {...}}``, so no value a
@@ -185,6 +185,16 @@ def unpack_text(stored: str, alias: str) -> str:
 
 
 # --- what refers to what -------------------------------------------------------------------------
+def references_containing(text: str) -> Any:
+    """The stored references (text-column form) of every blob containing ``text``, case-insensitive.
+    A search over a large-text column: ``Q(col__icontains=text) | Q(col__in=references_containing(text))``."""
+    from django.db.models import Value
+    from django.db.models.functions import Concat
+
+    blob = apps.get_model("chatapp", "Blob")
+    return blob.objects.filter(data__icontains=text).values_list(Concat(Value(REF_PREFIX), "sha256"))
+
+
 def references(raw: str) -> set[str]:
     """The blob keys a stored column's raw text (JSON or text, as the database holds it) refers to."""
     return set(_REFERENCE.findall(raw or ""))

@@ -220,7 +220,7 @@ API_KEY_FAILURES_PER_MINUTE = env_int("CLEARLOOP_API_KEY_FAILURES_PER_MINUTE", 2
 API_COMPLETION_WAIT_SECONDS = env_int("CLEARLOOP_API_COMPLETION_WAIT_SECONDS", 600, minimum=1)
 # Below daphne's 1 MiB websocket message limit; see chatapp/frame_limits.py.
 FRAME_MAX_BYTES = env_int("CLEARLOOP_FRAME_MAX_BYTES", 256 * 1024, minimum=16 * 1024)
-# A string at least this long in a run's stored rows (events, rounds, tool calls) is stored once, by
+# A string at least this long in a run's stored rows (events, rounds, tool calls, messages) is stored once, by
 # its sha256, and referenced from the rows (chatapp/blobs.py).
 LARGE_VALUE_MIN_CHARS = env_int("CLEARLOOP_LARGE_VALUE_MIN_CHARS", 8192, minimum=256)
 # How many runs one worker process carries at once: an admission limit (chatapp/worker/carrier.py),

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.db.models import Exists, OuterRef, Q, QuerySet, Value
-from django.db.models.functions import Concat
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils.translation import gettext, gettext_lazy
 
-from chatapp.blobs import REF_PREFIX
-from chatapp.models import Blob, Message, Run, ToolCall
+from chatapp.blobs import references_containing
+from chatapp.models import Message, Run, ToolCall
 from chatapp.status_words import word
 
 
@@ -79,15 +78,17 @@ def filtered_runs(form: RunFilter) -> QuerySet[Run]:
 
 def _text_match(text: str) -> Q:
     """Message text (the user's and the answers), the final text, and tool names and arguments."""
-    messages = Message.objects.filter(run=OuterRef("pk"), content__icontains=text)
-    # Large arguments are stored once in Blob, the call's column holding a reference (blobs.py).
-    large = Blob.objects.filter(data__icontains=text).values_list(Concat(Value(REF_PREFIX), "sha256"))
+    # Long texts are stored once in Blob, the row's column holding a reference (blobs.py).
+    large = references_containing(text)
+    messages = Message.objects.filter(Q(content__icontains=text) | Q(content__in=large), run=OuterRef("pk"))
     calls = ToolCall.objects.filter(
         Q(name__icontains=text) | Q(arguments__icontains=text) | Q(arguments__in=large), run=OuterRef("pk")
     )
     return (
         Q(final_text__icontains=text)
+        | Q(final_text__in=large)
         | Q(user_message__content__icontains=text)
+        | Q(user_message__content__in=large)
         | Exists(messages)
         | Exists(calls)
     )

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import models
 
 from chatapp.frames import group
+from chatapp.models.fields import LargeTextField, LargeValuesJSONField
 
 
 class Conversation(models.Model):
@@ -52,9 +53,11 @@ class Message(models.Model):
         "chatapp.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="replies"
     )
     role = models.CharField(max_length=10, choices=Role.choices)
-    content = models.TextField(blank=True)
+    # A long message or answer (or an image's bytes in the payload) is stored once (chatapp/blobs.py),
+    # shared with the requests that carry it.
+    content = LargeTextField(blank=True)
     # The full neutral message (tool calls, tool_call_id) for rebuilding the model's history.
-    payload = models.JSONField(default=dict, blank=True)
+    payload = LargeValuesJSONField(default=dict, blank=True)
     partial = models.BooleanField(default=False, help_text="cut short by a stop or an error")
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -38,7 +38,7 @@ class Run(models.Model):
     model = models.CharField(max_length=120)
     error_class = models.CharField(max_length=80, blank=True)
     error = models.TextField(blank=True)
-    final_text = models.TextField(blank=True)
+    final_text = LargeTextField(blank=True)
     rounds_count = models.PositiveIntegerField(default=0)
     tool_calls_count = models.PositiveIntegerField(default=0)
     prompt_tokens = models.PositiveIntegerField(default=0)

@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from chatapp.access import is_auditor, owned_conversation_or_404, refuse_auditors, viewable_run_or_404
+from chatapp.blobs import references_containing
 from chatapp.frames import kinds_for_js
 from chatapp.models import (
     ACTIVE_STATUSES,
@@ -54,7 +55,9 @@ def _sidebar(request: HttpRequest) -> dict:
     conversations = conversations_service.listed(request.user)
     if query:
         conversations = conversations.filter(
-            Q(title__icontains=query) | Q(messages__content__icontains=query)
+            Q(title__icontains=query)
+            | Q(messages__content__icontains=query)
+            | Q(messages__content__in=references_containing(query))  # long messages: blobs.py
         ).distinct()
     return {"conversations": conversations[:200], "query": query}
 

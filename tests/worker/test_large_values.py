@@ -23,7 +23,7 @@ from agent.context.budget import ContextLimits
 from agent.loop import LoopSettings
 from chatapp.audit import verify_chain
 from chatapp.blobs import ESC_PREFIX, REF_PREFIX, referenced_by_run
-from chatapp.models import Blob, Round, RunEvent, ToolCall
+from chatapp.models import Blob, Message, Round, RunEvent, ToolCall
 from chatapp.worker.context import load_run_context
 from tests.loop.loop_doubles import FuncToolbox, ScriptedProvider, call, info, reply, returning, rounds_so_far
 from tests.worker.scenario import drive, new_run, stored_bytes
@@ -214,3 +214,26 @@ def test_the_trace_log_names_a_large_result_without_repeating_it():
     record = json.loads(line)
     assert len(line) < 10_000 and record["result"].startswith(result[:2000])
     assert "1,000,000 bytes in all" in record["result"] and record["arguments"] == "{}"
+
+
+@postgres_only
+def test_a_long_answer_is_stored_once_besides_its_streamed_frames_and_still_found(cast):
+    answer = big_text(200_000)
+    run = new_run(cast["alice"])
+    drive(run, ScriptedProvider(lambda request: reply(answer)), FuncToolbox({}), ROOMY)
+    run.refresh_from_db()
+    assert run.final_text == answer
+    sizes = stored_bytes(run.pk)
+    # The answer's message (content and payload), the run's final text and its run_finished event
+    # share one blob; the streamed delta frames keep their own pieces of it (the page replays them).
+    # Before: 1.2 MB (the events, the round's response, the message twice); now 0.41 MB.
+    assert sum(sizes.values()) < 2.2 * len(answer), sizes
+    message = Message.objects.get(run=run, role="assistant")
+    assert message.content == answer and message.payload["content"] == answer
+    needle = answer[150_000:150_040]
+    alice, otto = Client(), Client()
+    alice.force_login(cast["alice"])
+    otto.force_login(cast["otto"])
+    assert f"/c/{run.conversation_id}/" in alice.get("/", {"q": needle}).content.decode()
+    assert f"/audit/runs/{run.pk}/" in otto.get("/audit/", {"q": needle}).content.decode()
+    assert verify_chain().ok
