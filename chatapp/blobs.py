@@ -3,7 +3,8 @@
 One large tool argument or result used to be written about a dozen times: in each ``tool_call``
 event, the call's row, the round's response (raw and parsed), every later round's request and that
 round's event (and a long answer in its message twice, the run and the run's event). Now every string
-of at least ``LARGE_VALUE_MIN_CHARS`` characters in those rows is written once to ``Blob`` (keyed by the sha256 of its UTF-8 text) and the rows hold a reference:
+of at least ``LARGE_VALUE_MIN_CHARS`` characters in those rows is written once to ``Blob`` (keyed by
+the sha256 of its UTF-8 text) and the rows hold a reference:
 
 * in JSON columns, ``{"$blob": "<sha256>", "chars": N}`` in place of the string; a stored object that
   itself has a ``$blob``, ``$esc`` or ``$parsed`` key is wrapped as ``{"$esc": {...}}``, so no value a
