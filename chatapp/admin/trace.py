@@ -7,10 +7,12 @@ import json
 from typing import Any
 
 from django.contrib import admin
+from django.db.models import Q
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy
 
+from chatapp.blobs import references_containing
 from chatapp.models import Approval, Conversation, Message, Round, Run, RunEvent
 from chatapp.redaction import shown
 
@@ -31,6 +33,20 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+    # Text columns whose long values are stored once in Blob (chatapp/blobs.py): the search looks
+    # inside those too, for the whole search term.
+    large_search_fields: tuple[str, ...] = ()
+
+    def get_search_results(self, request: Any, queryset: Any, search_term: str) -> tuple[Any, bool]:
+        found, duplicates = super().get_search_results(request, queryset, search_term)
+        term = search_term.strip()
+        if term and self.large_search_fields:
+            inside = Q()
+            for name in self.large_search_fields:
+                inside |= Q(**{f"{name}__in": references_containing(term)})
+            found = found | queryset.filter(inside)
+        return found, duplicates
 
 
 @admin.register(Conversation)
@@ -57,6 +73,7 @@ class MessageAdmin(ReadOnlyAdmin):
     list_display = ("id", "conversation", "role", "excerpt", "partial", "run", "created_at")
     list_filter = ("role", "partial")
     search_fields = ("content",)
+    large_search_fields = ("content",)
     list_select_related = ("conversation",)
     readonly_fields = ("payload_pretty",)
     exclude = ("payload",)
@@ -102,6 +119,7 @@ class RunAdmin(ReadOnlyAdmin):
     )
     list_filter = ("status", "provider_name")
     search_fields = ("conversation__title", "conversation__owner__username", "error", "final_text")
+    large_search_fields = ("final_text",)
     list_select_related = ("conversation__owner",)
     inlines = [RoundInline]
 

@@ -237,3 +237,16 @@ def test_a_long_answer_is_stored_once_besides_its_streamed_frames_and_still_foun
     assert f"/c/{run.conversation_id}/" in alice.get("/", {"q": needle}).content.decode()
     assert f"/audit/runs/{run.pk}/" in otto.get("/audit/", {"q": needle}).content.decode()
     assert verify_chain().ok
+
+
+def test_the_admin_search_finds_text_inside_a_long_message(cast):
+    run = new_run(cast["alice"])
+    long_text = big_text(20_000)
+    Message.objects.create(
+        conversation=run.conversation, run=run, role="assistant", content=long_text, payload={}
+    )
+    admin = Client()
+    admin.force_login(cast["ada"])
+    page = admin.get("/admin/chatapp/message/", {"q": long_text[9_000:9_030]}).content.decode()
+    assert long_text[:100] in page  # the excerpt of the one message found
+    assert long_text[:100] not in admin.get("/admin/chatapp/message/", {"q": "absent words"}).content.decode()
