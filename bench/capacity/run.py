@@ -45,9 +45,10 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.browser.procs import Sampler  # noqa: E402
-from bench.browser.run import ROOT, SEED, Target, free_port, group, wait_port  # noqa: E402
+from bench.browser.run import ROOT, SEED, Target, group  # noqa: E402
 from bench.browser.stats import pct  # noqa: E402
 from bench.browser.upstream import expected_text  # noqa: E402
+from chatapp.devstack import free_port, port_open, wait_for  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 TOKEN = re.compile(r"w(\d+)")
@@ -274,7 +275,7 @@ def main() -> None:
     up_base = f"http://127.0.0.1:{up_port}"
     rows = []
     try:
-        wait_port(up_port, upstream, "the fake upstream")
+        wait_for(lambda: port_open("127.0.0.1", up_port), 60, "the fake upstream", upstream)
         for spec in args.target or ["clearloop="]:
             label, _, path = spec.partition("=")
             target = Target(

@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -34,6 +33,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from chatapp.devstack import free_port  # noqa: E402 - after the path is set when run as a script
+
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results" / "runs.json"
 FILES = "读取 config.yaml，同时列出当前目录中的 Markdown 文件，然后把分析结果写入 report.md。"
@@ -44,14 +45,6 @@ def pct(values: list[float], q: float) -> float:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # --- environment: database, redis, Django ---------------------------------------------------------
@@ -75,35 +68,12 @@ def ensure_database(url: str) -> None:
             conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def start_redis(port: int, data_dir: Path) -> subprocess.Popen:
-    from chatapp.devstack import port_open, redis_server_binary, wait_for
-
-    argv = [
-        redis_server_binary(),
-        "--port",
-        str(port),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-    ]
-    proc = subprocess.Popen(
-        argv, cwd=data_dir, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    wait_for(lambda: port_open("127.0.0.1", port), 20, "redis-server", proc)
-    return proc
-
-
-def start_model(port: int, tps: float, log_dir: Path) -> subprocess.Popen:
+def start_model(stack: Any, port: int, tps: float) -> None:
     from chatapp.devstack import port_open, wait_for
 
-    log = open(log_dir / f"model-{port}.log", "ab")  # noqa: SIM115 - owned by the child
     argv = [sys.executable, "-m", "bench.runs.model_server", "--port", str(port), "--tps", str(tps)]
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = stack.spawn(f"model-{port}", argv, PYTHONPATH=str(ROOT))
     wait_for(lambda: port_open("127.0.0.1", port), 30, "the stamped demo model", proc)
-    return proc
 
 
 class Bench:
@@ -112,7 +82,6 @@ class Bench:
         self.concurrency = concurrency
         self.port = free_port()
         self.redis_port = free_port()
-        self.procs: list[subprocess.Popen] = []
         self.queue = f"clearloop-bench-{uuid.uuid4().hex[:8]}"
         self.db_url = bench_database_url()
         os.environ.update(
@@ -135,21 +104,27 @@ class Bench:
 
     def start(self) -> None:
         ensure_database(self.db_url)
-        (self.data_dir / "logs").mkdir(parents=True, exist_ok=True)
-        self.procs.append(start_redis(self.redis_port, self.data_dir))
         import django
 
         django.setup()
         from django.core.management import call_command
 
-        call_command("migrate", verbosity=0)
-        self.slow_port, self.fast_port = free_port(), free_port()
-        self.procs.append(start_model(self.slow_port, 20, self.data_dir / "logs"))
-        self.procs.append(start_model(self.fast_port, 400, self.data_dir / "logs"))
-        self.seed()
         from chatapp.devstack import Stack
 
-        self.stack = Stack(port=self.port, worker_runs=self.concurrency, log_dir=self.data_dir / "logs")
+        # One stack for everything this bench starts: its private Redis, the two stamped models,
+        # daphne and the worker; ``stop`` ends them all.
+        self.stack = Stack(
+            port=self.port,
+            worker_runs=self.concurrency,
+            log_dir=self.data_dir / "logs",
+            redis_port=self.redis_port,
+        )
+        self.stack.start_redis()
+        call_command("migrate", verbosity=0)
+        self.slow_port, self.fast_port = free_port(), free_port()
+        start_model(self.stack, self.slow_port, 20)
+        start_model(self.stack, self.fast_port, 400)
+        self.seed()
         self.stack.start()
         self.base_url = f"http://127.0.0.1:{self.port}"
 
@@ -195,12 +170,6 @@ class Bench:
     def stop(self) -> None:
         if getattr(self, "stack", None) is not None:
             self.stack.stop()
-        for proc in reversed(self.procs):
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
 
     def worker_pid(self) -> int:
         return self.stack.procs["worker"].pid

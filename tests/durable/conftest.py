@@ -26,12 +26,12 @@ def durable_stack(django_db_setup, django_db_blocker, tmp_path_factory):
     layers = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [durable.redis.url], "capacity": 1500, "expiry": 30},
+            "CONFIG": {"hosts": [durable.stack.redis_url], "capacity": 1500, "expiry": 30},
         }
     }
     try:
         # This process enqueues (approvals) and publishes (approval frames) into the private Redis.
-        with celery_broker(durable.redis.url, durable.queue), override_settings(CHANNEL_LAYERS=layers):
+        with celery_broker(durable.stack.redis_url, durable.queue), override_settings(CHANNEL_LAYERS=layers):
             yield durable
     finally:
         stop_durable_stack(durable)

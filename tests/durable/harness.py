@@ -1,9 +1,10 @@
-"""A private live stack for the durability tests: its own redis-server, daphne, and a worker we kill.
+"""A private live stack for the durability tests: a ``devstack.Stack`` with its own redis-server and
+daphne, and a worker the tests kill.
 
-Each test module gets one stack (``durable_stack``). Only the Celery worker is stopped, killed and
-started again, with whatever environment a case needs (``CLEARLOOP_CRASH_AT=...``). Redis is a
-private ``redis-server`` on a free port, so a short visibility timeout here never redelivers another
-session's tasks and the reconnect tests may kill and restart it.
+Each session gets one stack (``durable_stack``). Only the Celery worker is stopped, killed and
+started again, with whatever environment a case needs (``CLEARLOOP_CRASH_AT=...``). Redis is the
+stack's private ``redis-server`` on a free port (``Stack.redis_port``), so a short visibility timeout
+here never redelivers another session's tasks and the reconnect tests may kill and restart it.
 """
 
 from __future__ import annotations
@@ -19,62 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatapp.devstack import (
-    Stack,
-    _signal_group,
-    celery_worker_argv,
-    port_open,
-    redis_server_binary,
-    wait_for,
-)
+from chatapp.devstack import Stack, _signal_group, wait_for
 
 TERMINAL = ("succeeded", "failed", "cancelled", "denied")
 
 
 @dataclass
-class PrivateRedis:
-    port: int
-    data_dir: Path
-    log_dir: Path
-    proc: subprocess.Popen | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        argv = [
-            redis_server_binary(),
-            "--port",
-            str(self.port),
-            "--bind",
-            "127.0.0.1",
-            "--dir",
-            str(self.data_dir),
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ]
-        log = open(self.log_dir / "redis.log", "ab")  # noqa: SIM115 - owned by the child
-        self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        wait_for(lambda: port_open("127.0.0.1", self.port), 20, "redis-server", self.proc)
-
-    def kill(self) -> None:
-        if self.proc is not None:
-            _signal_group(self.proc, signal.SIGKILL)
-            self.proc.wait(10)
-            self.proc = None
-
-
-@dataclass
 class DurableStack:
-    """daphne (web + demo model) as a Stack, plus a worker this harness starts and kills at will."""
+    """daphne (web + demo model) and a private Redis as a Stack, plus a worker started and killed at will."""
 
     stack: Stack
-    redis: PrivateRedis
     data_dir: Path
     queue: str
     base_url: str
@@ -101,15 +56,7 @@ class DurableStack:
         self.starts += 1
         self.worker_env = dict(env)
         self.worker_name = f"durable-{uuid.uuid4().hex[:8]}@durable"
-        argv = celery_worker_argv(concurrency)
-        argv[argv.index("-n") + 1] = self.worker_name
-        saved = dict(self.stack.env)
-        self.stack.env.update(env)
-        try:
-            proc = self.stack._spawn("worker", argv)
-        finally:
-            self.stack.env.clear()
-            self.stack.env.update(saved)
+        proc = self.stack.start_worker("worker", concurrency, node=self.worker_name, env=env)
         wait_for(self.worker_answers, 60, "the Celery worker", proc)
         return proc
 
@@ -123,12 +70,7 @@ class DurableStack:
 
     def kill_worker(self) -> float:
         """SIGKILL the worker (and its process group); returns the time of the kill."""
-        proc = self.stack.procs.pop("worker", None)
-        killed = time.time()
-        if proc is not None:
-            _signal_group(proc, signal.SIGKILL)
-            proc.wait(10)
-        return killed
+        return self.stack.kill("worker")
 
     def wait_worker_died(self, timeout: float = 60) -> float:
         """Wait for a worker that kills itself (CLEARLOOP_CRASH_AT); returns when it was seen dead."""
@@ -144,15 +86,7 @@ class DurableStack:
         return time.time()
 
     def stop_worker(self) -> None:
-        proc = self.stack.procs.pop("worker", None)
-        if proc is None:
-            return
-        _signal_group(proc, signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            _signal_group(proc, signal.SIGKILL)
-            proc.wait(5)
+        self.stack.stop_one("worker")
 
     def restart_after_kill(self, killed_at: float, **env: str) -> subprocess.Popen:
         """Start a clean worker once Redis will hand the dead worker's unacked task back.
@@ -165,6 +99,13 @@ class DurableStack:
         if delay > 0:
             time.sleep(delay)
         return self.start_worker(**env)
+
+    def kill_redis(self) -> None:
+        self.stack.kill("redis")
+
+    def start_redis(self) -> None:
+        """Redis again, empty (no persistence): every queue and group is gone."""
+        self.stack.start_redis()
 
     def worker_log(self) -> str:
         path = self.stack.log_dir / "worker.log"
@@ -202,10 +143,8 @@ def celery_broker(url: str, queue: str):
 def start_durable_stack(data_dir: Path, port: int, redis_port: int, **extra: str) -> DurableStack:
     from tests.integration.stack import stack_env
 
-    redis = PrivateRedis(redis_port, data_dir / "redis", data_dir / "logs")
-    redis.start()
     queue = f"clearloop-durable-{uuid.uuid4().hex[:8]}"
-    env = stack_env(port, data_dir, CLEARLOOP_QUEUE=queue, REDIS_URL=redis.url)
+    env = stack_env(port, data_dir, CLEARLOOP_QUEUE=queue)
     env.update(
         {
             "CELERY_VISIBILITY_TIMEOUT": "1",
@@ -220,15 +159,10 @@ def start_durable_stack(data_dir: Path, port: int, redis_port: int, **extra: str
         }
     )
     env.update(extra)
-    stack = Stack(port=port, with_worker=False, log_dir=data_dir / "logs", env=env)
-    try:
-        stack.start()
-    except BaseException:
-        redis.kill()
-        raise
+    stack = Stack(port=port, with_worker=False, log_dir=data_dir / "logs", env=env, redis_port=redis_port)
+    stack.start()  # stops what it started if it fails
     return DurableStack(
         stack=stack,
-        redis=redis,
         data_dir=data_dir,
         queue=queue,
         base_url=f"http://127.0.0.1:{port}",
@@ -239,7 +173,6 @@ def start_durable_stack(data_dir: Path, port: int, redis_port: int, **extra: str
 def stop_durable_stack(durable: DurableStack) -> None:
     durable.stop_worker()
     durable.stack.stop()
-    durable.redis.kill()
 
 
 # --- waiting and reading ---------------------------------------------------------------------------

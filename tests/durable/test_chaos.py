@@ -118,10 +118,10 @@ class Chaos:
                 return
             _signal_group(proc, signal.SIGKILL)
         elif victim == "redis":
-            self.durable.redis.kill()
+            self.durable.kill_redis()
             self.redis_down = True
             time.sleep(self.rng.uniform(0.5, 3))
-            self.durable.redis.start()
+            self.durable.start_redis()
             self.redis_down = False
         else:
             worker = self.durable.stack.procs.get("worker")

@@ -174,9 +174,9 @@ def test_after_a_redis_restart_clients_reconnect_and_back_fill(cast, demo_tools,
         run = await until_run_id(convo.pk)
         while reader.last(run) < 10:
             reader.apply(json.loads(await ws.recv()))
-        await asyncio.to_thread(durable_stack.redis.kill)
+        await asyncio.to_thread(durable_stack.kill_redis)
         await asyncio.sleep(0.5)
-        await asyncio.to_thread(durable_stack.redis.start)
+        await asyncio.to_thread(durable_stack.start_redis)
         events.append("redis restarted")
         while True:
             try:

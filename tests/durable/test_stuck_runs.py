@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from chatapp.devstack import _signal_group, celery_worker_argv, wait_for
+from chatapp.devstack import _signal_group, wait_for
 from chatapp.models import Conversation, Message, Run
 from chatapp.services.dispatch import BROKER_DOWN_NOTICE
 from tests.durable.harness import wait_run, wait_until
@@ -61,11 +61,11 @@ def test_a_send_while_the_broker_is_down_is_kept_and_answered_when_it_is_back(
     convo = Conversation.objects.create(owner=cast["alice"], provider=demo_tools.provider)
     client = LiveClient(durable_stack.base_url, session_for(cast["alice"]))
     client.csrf(f"/c/{convo.pk}/")  # the page itself needs no broker; load it while Redis is up
-    durable_stack.redis.kill()
+    durable_stack.kill_redis()
     try:
         response = client.send(convo.pk, "are you there?")
     finally:
-        durable_stack.redis.start()
+        durable_stack.start_redis()
     assert response.status_code == 200, response.text[:500]
     assert BROKER_DOWN_NOTICE.split(";")[0] in response.text.replace("&#x27;", "'")
     run = Run.objects.get(conversation=convo)
@@ -127,15 +127,7 @@ def test_a_run_whose_worker_died_resumes_within_15_s_on_another_worker(cast, dem
 
 def spawn_second_worker(durable_stack, env: dict[str, str]):
     name = f"durable2-{uuid.uuid4().hex[:8]}@durable"
-    argv = celery_worker_argv(8)
-    argv[argv.index("-n") + 1] = name
-    saved = dict(durable_stack.stack.env)
-    durable_stack.stack.env.update(env)
-    try:
-        proc = durable_stack.stack._spawn("worker-2", argv)
-    finally:
-        durable_stack.stack.env.clear()
-        durable_stack.stack.env.update(saved)
+    proc = durable_stack.stack.start_worker("worker-2", 8, node=name, env=env)
     from chatapp.celery import app
 
     wait_for(lambda: bool(app.control.ping(destination=[name], timeout=0.5)), 60, "a second worker", proc)

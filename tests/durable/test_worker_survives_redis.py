@@ -15,8 +15,8 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(180)]
 
 def test_the_worker_reconnects_after_a_redis_restart_and_answers(cast, demo_tools, durable_stack):
     worker = durable_stack.ensure_worker()
-    durable_stack.redis.kill()
-    durable_stack.redis.start()  # empty: no persistence, every queue and group is gone
+    durable_stack.kill_redis()
+    durable_stack.start_redis()  # empty: no persistence, every queue and group is gone
     wait_until(durable_stack.worker_answers, 60, "the worker answering on the new Redis", step=0.2)
     assert worker.poll() is None, f"the worker exited with {worker.returncode}"
     assert durable_stack.worker is worker

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 
 from django.conf import settings
 from django.db import connection
 
+from chatapp.devstack import free_port
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+__all__ = ["database_url", "free_port", "stack_env"]
 
 
 def database_url() -> str:
