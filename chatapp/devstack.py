@@ -203,17 +203,21 @@ class Stack:
             proc.wait(5)
 
     def stop(self, timeout: float = 10.0) -> None:
-        for proc in self.procs.values():
-            _signal_group(proc, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        for proc in self.procs.values():
-            try:
-                proc.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                _signal_group(proc, signal.SIGKILL)
-                proc.wait(5)
-        for proc in self.procs.values():
-            _signal_group(proc, signal.SIGKILL)  # stragglers the child itself started
+        # Redis last: daphne and the workers shut down cleanly (and close their database sessions)
+        # while their broker and channel layer are still there.
+        redis = {"redis": self.procs.pop("redis")} if "redis" in self.procs else {}
+        for group in (self.procs, redis):
+            for proc in group.values():
+                _signal_group(proc, signal.SIGTERM)
+            deadline = time.monotonic() + timeout
+            for proc in group.values():
+                try:
+                    proc.wait(max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    _signal_group(proc, signal.SIGKILL)
+                    proc.wait(5)
+            for proc in group.values():
+                _signal_group(proc, signal.SIGKILL)  # stragglers the child itself started
         self.procs.clear()
 
     def __enter__(self) -> Stack:

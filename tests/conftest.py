@@ -50,6 +50,24 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: _folder(item) == "browser")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _data_dir_per_worker():
+    """Under pytest-xdist (``make check`` runs one process per core) every worker keeps its files
+    (workspaces, logs, the demo database) in a data directory of its own: each worker has its own
+    test database, where user and conversation ids start at 1 again, so shared paths would collide."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        yield
+        return
+    from django.conf import settings
+
+    saved = settings.DATA_DIR, settings.WORKSPACE_ROOT
+    settings.DATA_DIR = Path(settings.DATA_DIR) / worker
+    settings.WORKSPACE_ROOT = settings.DATA_DIR / "workspaces"
+    yield
+    settings.DATA_DIR, settings.WORKSPACE_ROOT = saved
+
+
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
     """One test database per pytest process, so concurrent suites on one server never collide."""

@@ -16,6 +16,7 @@ from agent.mcp import McpPool, McpServerConfig, McpToolbox
 from agent.sink import ListSink
 from tests.loop.loop_doubles import ScriptedProvider, call, reply, start_messages, tool_results
 
+pytestmark = pytest.mark.live  # spawns MCP servers
 SERVER = str(HERE / "servers" / "hosted_features_server.py")
 LINK = "https://accounts.example.com/connect?flow=4f2a"
 

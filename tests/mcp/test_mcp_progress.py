@@ -19,6 +19,7 @@ from agent.loop import LoopSettings
 from agent.mcp import McpPool, McpServerConfig, McpToolbox
 from tests.loop.loop_doubles import ScriptedProvider, call, drive, reply, tool_results
 
+pytestmark = pytest.mark.live  # spawns MCP servers
 SERVER = str(HERE / "servers" / "hosted_features_server.py")
 
 

@@ -18,6 +18,7 @@ from mcp_helpers import HERE, free_port, wait_for_port
 from agent.mcp import McpPool, McpServerConfig, McpToolbox
 from tests.loop.loop_doubles import ScriptedProvider, call, drive, reply, result_body, tool_results
 
+pytestmark = pytest.mark.live  # spawns MCP servers
 SERVER = str(HERE / "servers" / "legacy_http_server.py")
 
 

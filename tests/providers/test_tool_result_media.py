@@ -23,6 +23,7 @@ from agent.sink import ListSink
 from agent.state import RunState
 from tests.mcp.mcp_helpers import free_port, wait_for_port
 
+pytestmark = pytest.mark.live  # spawns MCP servers
 HOSTED = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "hosted_features_server.py"
 PNG = b"\x89PNG\r\n\x1a\n"
 
