@@ -217,6 +217,18 @@ def _live_runs_end_before_the_flush(request):
 
 
 @pytest.fixture(autouse=True)
+def _default_language_after_each_test():
+    """A request through the language middleware activates the user's language in this thread and
+    leaves it active (as Django's LocaleMiddleware does); a later test in the same process then read
+    another test's language (a Chinese budget line in test_quotas after test_translations under
+    pytest-xdist). Every test starts in the default language."""
+    yield
+    from django.utils import translation
+
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def fast_passwords(request, settings):
     """Users are created per test; the default hasher would dominate the run time (about 1 s per
     test here). Browser tests log in through a live server that knows only the default hashers."""
