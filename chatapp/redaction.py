@@ -47,9 +47,22 @@ def register_secret(value: str | None) -> None:
 
 
 def known_secrets() -> list[str]:
-    named = [v for k, v in os.environ.items() if _SECRET_ENV_NAME.fullmatch(k)]
-    values = {os.environ.get(name) or "" for name in _SECRET_ENV} | set(named) | _extra
-    return sorted((v for v in values if len(v) >= 6), key=len, reverse=True)
+    # Asked for every string of every event (each streamed delta): scanning and decoding the whole
+    # environment each time was a third of a streaming worker's CPU (docs/performance.md). The list
+    # is rebuilt only when the environment or the registered secrets changed; the environment is
+    # compared with the copy taken last time (a dict comparison, in C), so a variable set at run time
+    # is redacted from the next call on.
+    raw = getattr(os.environ, "_data", None)  # CPython's encoded mapping: compared without decoding
+    env = raw if isinstance(raw, dict) else dict(os.environ)
+    if _cache.get("env") != env or _cache.get("extra") != len(_extra):  # _extra only grows
+        named = [v for k, v in os.environ.items() if _SECRET_ENV_NAME.fullmatch(k)]
+        values = {os.environ.get(name) or "" for name in _SECRET_ENV} | set(named) | _extra
+        _cache["secrets"] = sorted((v for v in values if len(v) >= 6), key=len, reverse=True)
+        _cache["env"], _cache["extra"] = dict(env), len(_extra)
+    return _cache["secrets"]
+
+
+_cache: dict[str, Any] = {}
 
 
 def redact_text(text: str) -> str:
