@@ -47,17 +47,18 @@ def execute_run(run_id: int) -> None:
     try:
         runtime.runs.start(runtime.loop, run_id, lambda: drive_segment(runtime, run_id, lease))
     except RuntimeError:
-        runtime.run(runtime.db(release_lease, run_id, lease))
+        runtime.db_now(release_lease, run_id, lease)
         raise Reject("the worker runtime is closed", requeue=True) from None
 
 
 def _take_lease(runtime: WorkerRuntime, run_id: int) -> str | None:
-    # Lease writes go through the runtime's few DB threads too: with a threads pool of hundreds, a
-    # connection opened (and kept for CONN_MAX_AGE) by every Celery thread exhausted PostgreSQL.
+    # Lease writes go through the runtime's few DB threads (their connections), straight from this
+    # thread: through the loop, each admission waited behind the frames of every run it carries and a
+    # burst of 1,000 runs took a minute to be admitted (docs/performance.md).
     try:
-        return runtime.run(runtime.db(acquire_lease, run_id))
+        return runtime.db_now(acquire_lease, run_id)
     except LeaseHeld as held:
-        alive = runtime.run(runtime.db(is_alive, held.owner))
+        alive = runtime.db_now(is_alive, held.owner)
         if held.status == "queued" and alive:
             # Approved while the segment that asked is still ending (it holds the lease until it
             # releases it, within moments): look again shortly rather than leave it to the sweep.

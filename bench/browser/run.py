@@ -86,6 +86,7 @@ class Target:
     pids: dict[str, int] = field(default_factory=dict)
     users: list[list[Any]] = field(default_factory=list)
     extra_argv: list[str] = field(default_factory=list)  # more runall options (e.g. --threads)
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def base_url(self) -> str:
@@ -99,20 +100,24 @@ class Target:
     def env(self) -> dict[str, str]:
         drop = {"REDIS_URL", "DJANGO_SETTINGS_MODULE", "DB_CONN_MAX_AGE", "CLEARLOOP_QUEUE", "PYTHONPATH"}
         env = {k: v for k, v in os.environ.items() if k not in drop}
-        return env | {
-            "DATABASE_URL": self.db_url,
-            "DEBUG": "1" if self.mode == "demo" else "0",
-            "SECRET_KEY": "bench-only-" + "k" * 50,
-            "SECURE_SSL_REDIRECT": "0",
-            "CLEARLOOP_EMBEDDED_REDIS_PORT": str(self.redis_port),
-            "CLEARLOOP_DEMO_MCP_PORT": str(free_port()),
-            "CLEARLOOP_DATA_DIR": str(self.data_dir),
-            "BENCH_UPSTREAM_KEY": "sk-bench-not-a-secret",
-            # One simulated user sends a message as soon as the last answer ended, far above what a
-            # person does: the per-user send rate limit would refuse the bench, not measure it.
-            "CLEARLOOP_MAX_SENDS_PER_MINUTE_PER_USER": "100000",
-            "PORT": str(self.port),
-        }
+        return (
+            env
+            | {
+                "DATABASE_URL": self.db_url,
+                "DEBUG": "1" if self.mode == "demo" else "0",
+                "SECRET_KEY": "bench-only-" + "k" * 50,
+                "SECURE_SSL_REDIRECT": "0",
+                "CLEARLOOP_EMBEDDED_REDIS_PORT": str(self.redis_port),
+                "CLEARLOOP_DEMO_MCP_PORT": str(free_port()),
+                "CLEARLOOP_DATA_DIR": str(self.data_dir),
+                "BENCH_UPSTREAM_KEY": "sk-bench-not-a-secret",
+                # One simulated user sends a message as soon as the last answer ended, far above what a
+                # person does: the per-user send rate limit would refuse the bench, not measure it.
+                "CLEARLOOP_MAX_SENDS_PER_MINUTE_PER_USER": "100000",
+                "PORT": str(self.port),
+            }
+            | self.extra_env
+        )
 
     def manage(self, *argv: str) -> str:
         out = subprocess.run(

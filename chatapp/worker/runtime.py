@@ -115,6 +115,10 @@ class WorkerRuntime:
     async def db[T](self, fn: Callable[..., T], *args: Any) -> T:
         return await self.loop.run_in_executor(self.db_executor, _with_fresh_connection, fn, args)
 
+    def db_now[T](self, fn: Callable[..., T], *args: Any) -> T:
+        """``db`` for a thread outside the loop (a Celery task): the DB threads, without the loop."""
+        return self.db_executor.submit(_with_fresh_connection, fn, args).result()
+
     def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
         self._closers.append(closer)
 
