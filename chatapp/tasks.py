@@ -52,9 +52,9 @@ def execute_run(run_id: int) -> None:
 
 
 def _take_lease(runtime: WorkerRuntime, run_id: int) -> str | None:
-    # Lease writes go through the runtime's few DB threads (their connections), straight from this
-    # thread: through the loop, each admission waited behind the frames of every run it carries and a
-    # burst of 1,000 runs took a minute to be admitted (docs/performance.md).
+    # Lease writes go through the runtime's few DB threads (their connections, not one per Celery
+    # thread), straight from this thread: through the loop, each admission also waited for the loop's
+    # turn behind the frames of every run the worker carries.
     try:
         return runtime.db_now(acquire_lease, run_id)
     except LeaseHeld as held:
