@@ -141,6 +141,8 @@ ALLOWED = {
     "zip",
     "enter",
     "shift",
+    "alt",  # key caps are labelled in Latin letters on Chinese keyboards too
+    "esc",
     "json",
     "markdown",
     "english",
