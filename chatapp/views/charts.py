@@ -30,6 +30,13 @@ class Bar:
     cached_h: float
     label: str
     title: str
+    # The numbers themselves, for the table a screen reader reads (and the tick under the bar).
+    prompt: int = 0
+    completion: int = 0
+    read: int = 0
+    written: int = 0
+    cost: str = ""
+    tick_x: float = 0.0
 
 
 def usage_bars(conversation: Conversation) -> dict:
@@ -48,7 +55,8 @@ def usage_bars(conversation: Conversation) -> dict:
     bars = []
     for i, (r, usage, (prompt, completion)) in enumerate(zip(rounds, usages, totals, strict=True)):
         x = PAD + i * slot + slot * 0.15
-        prompt_h, completion_h = prompt * scale, completion * scale
+        # A completion is often a hundredth of its prompt: never drawn thinner than 2 units, or it vanishes.
+        prompt_h, completion_h = prompt * scale, max(completion * scale, 2.0 if completion else 0.0)
         read, written = usage.get("cached_tokens") or 0, usage.get("cache_write_tokens") or 0
         cached_h = min(read, prompt) * scale
         base = HEIGHT - PAD
@@ -63,6 +71,12 @@ def usage_bars(conversation: Conversation) -> dict:
                 cached_y=round(base - cached_h, 1),
                 cached_h=round(cached_h, 1),
                 label=f"{r['run_id']}.{r['index'] + 1}",
+                prompt=prompt,
+                completion=completion,
+                read=read,
+                written=written,
+                cost=cost_label(r["cost"], r["cost_note"]),
+                tick_x=round(x + slot * 0.35, 1),
                 title=_(
                     "run %(run)s round %(round)s: %(prompt)s prompt (%(read)s cache read, %(written)s cache "
                     "write) + %(completion)s completion tokens, cost %(cost)s"
@@ -84,5 +98,7 @@ def usage_bars(conversation: Conversation) -> dict:
         "height": HEIGHT,
         "peak": peak,
         "baseline": HEIGHT - PAD,
+        "tick_y": HEIGHT - 8,
+        "ticks": len(rounds) <= 30,  # round labels under the bars while they fit
         "cost": total_of_values(r["cost"] for r in rounds),
     }
