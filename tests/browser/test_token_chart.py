@@ -38,7 +38,7 @@ def test_the_chart_has_a_coloured_legend_visible_bars_and_a_table(cast, demo_pro
     # A 12-token completion on top of a 5,100-token prompt is still a visible bar.
     heights = [float(h) for h in chart.locator("rect.completion").evaluate_all("els => els.map(e => e.getAttribute('height'))")]
     assert min(heights) >= 2
-    expect(chart.locator("text.tick")).to_have_text(["%d.1" % run.pk, "%d.2" % run.pk, "%d.3" % run.pk])
+    expect(chart.locator("text.tick")).to_have_text([f"{run.pk}.{i}" for i in (1, 2, 3)])
     expect(chart.locator("g title").first).to_contain_text("4,210 prompt (3,900 cache read, 260 cache write) + 40 completion tokens")
     table = page.locator("[data-role=usage-table]")
     expect(table.locator("caption")).to_have_text("Tokens per round")
