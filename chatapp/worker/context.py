@@ -47,24 +47,39 @@ class RunContext:
 
 def branch_rows(run: Run) -> list[Message]:
     """The stored messages of the branch that ends with ``run``'s question: each earlier question on
-    the path and its answer(s), oldest first. Sibling branches (edits, regenerations) are left out."""
-    question = run.user_message
-    rows: list[Message] = [question] if question else []
-    earlier = question.parent_run if question else None
-    seen: set[int] = set()
-    while earlier is not None and earlier.pk not in seen:
-        seen.add(earlier.pk)
-        answers = list(Message.objects.filter(run=earlier, role=Message.Role.ASSISTANT).order_by("id"))
-        asked = earlier.user_message
-        rows[:0] = ([asked] if asked else []) + answers
-        earlier = asked.parent_run if asked else None
-    if rows:
-        # History an API client sent with its first request is stored without a run, before the root.
-        preamble = Message.objects.filter(
-            conversation_id=run.conversation_id, run__isnull=True, id__lt=rows[0].pk
+    the path and its answer(s), oldest first. Sibling branches (edits, regenerations) are left out.
+
+    Three queries whatever the conversation's length: the branch is walked over the conversation's
+    message and run ids, then only its messages are loaded. Following each link with its own query
+    (three per earlier exchange) was the largest item before the model call in a long conversation
+    (docs/performance.md).
+    """
+    cid = run.conversation_id
+    links = {
+        pk: (role, run_id, parent_run_id)
+        for pk, role, run_id, parent_run_id in Message.objects.filter(conversation_id=cid).values_list(
+            "id", "role", "run_id", "parent_run_id"
         )
-        rows[:0] = list(preamble.order_by("id"))
-    return rows
+    }
+    questions = dict(Run.objects.filter(conversation_id=cid).values_list("id", "user_message_id"))
+    answers: dict[int, list[int]] = {}
+    for pk, (role, run_id, _) in sorted(links.items()):
+        if run_id is not None and role == Message.Role.ASSISTANT:
+            answers.setdefault(run_id, []).append(pk)
+    question = run.user_message_id
+    ids: list[int] = [question] if question else []
+    earlier = links[question][2] if question in links else None
+    seen: set[int] = set()
+    while earlier is not None and earlier not in seen:
+        seen.add(earlier)
+        asked = questions.get(earlier)
+        ids[:0] = ([asked] if asked else []) + answers.get(earlier, [])
+        earlier = links[asked][2] if asked in links else None
+    if ids:
+        # History an API client sent with its first request is stored without a run, before the root.
+        ids[:0] = sorted(pk for pk, (_, run_id, _) in links.items() if run_id is None and pk < ids[0])
+    rows = Message.objects.in_bulk(ids)
+    return [rows[pk] for pk in ids if pk in rows]
 
 
 def history(run: Run) -> list[AgentMessage]:
