@@ -124,3 +124,22 @@ def test_the_approver_sees_the_branch_that_led_to_the_call(alice, convo):
     run3 = Run.objects.latest("id")
     call = ToolCall.objects.create(run=run3, round_index=0, index=0, call_id="c", name="send_message")
     assert [m.content for m in conversation_excerpt(call)] == ["q1", "answer to q1", "q2 edited"]
+
+
+def test_a_long_branch_is_read_in_three_queries_with_the_edited_sibling_left_out(
+    alice, convo, django_assert_max_num_queries
+):
+    from chatapp.worker.context import branch_rows
+
+    for i in range(8):
+        send(alice, convo, f"q{i}")
+    sibling = Run.objects.filter(conversation=convo).order_by("id")[7]
+    response = alice.post(
+        f"/messages/{sibling.user_message_id}/edit/", {"message": "q7 edited"}, HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 204
+    run = Run.objects.get(pk=Run.objects.latest("id").pk)
+    with django_assert_max_num_queries(3):  # it was three per earlier exchange (22 here)
+        rows = branch_rows(run)
+    expected = [t for i in range(7) for t in (f"q{i}", f"answer to q{i}")] + ["q7 edited"]
+    assert [m.content for m in rows] == expected
