@@ -71,6 +71,25 @@ def test_chat_queue_and_audit_pages_have_no_serious_axe_violations(cast, demo_to
             auditor.locator("details.raw-round > summary").first.click()
             expect(auditor.locator("[data-role=raw-request]")).to_contain_text('"messages"')
         check(auditor, name, artifacts, found)
+        for size in SIZES:  # no word is squeezed into a one-letter column, at any size
+            auditor.set_viewport_size(size)
+            squeezed = auditor.evaluate(
+                """() => Array.from(document.querySelectorAll('.audit th, .audit td:not(:last-child)')).filter((c) => {
+                    const tops = new Set(), walk = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+                    for (let t = walk.nextNode(); t; t = walk.nextNode()) {
+                      const r = document.createRange(); r.selectNodeContents(t);
+                      for (const x of r.getClientRects()) if (x.width) tops.add(Math.round(x.bottom));
+                    }
+                    return tops.size > 1;  // its text runs over more than one line
+                }).map((c) => c.textContent.trim().slice(0, 30))"""
+            )
+            assert squeezed == [], (name, size, squeezed)
+            wide = auditor.evaluate(
+                """(w) => Array.from(document.querySelectorAll('body *')).filter((e) => e.getBoundingClientRect().right > w + 1)
+                    .slice(0, 5).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))""",
+                size["width"],
+            )
+            assert auditor.evaluate("document.scrollingElement.scrollWidth") <= size["width"] + 1, (name, size, wide)
     (artifacts / "a11y-violations.json").write_text(json.dumps(found, indent=2))
     summary = sorted({f"{page}: {v['id']} {n['target']}" for page, vs in found.items() for v in vs for n in v["nodes"]})
     assert found == {}, "\n".join(summary)
