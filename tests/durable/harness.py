@@ -241,7 +241,7 @@ def check_recovered(run_id: int, outbox: Path, sent_before_kill: int = 0) -> dic
     from chatapp.models import Round, Run, RunEvent, ToolCall
 
     run = Run.objects.get(pk=run_id)
-    assert run.status in ("succeeded", "failed"), (run.status, run.error_class, run.error)
+    assert run.status in ("succeeded", "failed", "denied"), (run.status, run.error_class, run.error)
     finished: set[int] = set()
     closed: set[tuple[int, int]] = set()
     starts: dict[int, int] = {}
