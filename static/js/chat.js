@@ -117,17 +117,20 @@
   }
 
   // What the person opened in a trace (the trace, rounds, calls' "show all") stays open when the
-  // server re-renders it for a live update or when the run finishes: details are matched by order.
-  // Only what the person toggled is carried over; the rest keeps the server's default (a round with
-  // calls opens itself once its calls exist).
+  // server re-renders it for a live update or when the run finishes. Only what the person toggled is
+  // carried over; the rest keeps the server's default (a round with calls opens itself once its calls
+  // exist). Details are matched by their key (round, call and pane: data-key), so a pane that appears
+  // when a call finishes (its result, the text sent to the model) does not shift what was opened.
   function openStates(root) {
-    return Array.prototype.map.call(root.querySelectorAll("details"), function (d) {
-      return d.dataset.touched ? d.open : null;
+    const states = {};
+    root.querySelectorAll("details[data-key]").forEach(function (d) {
+      if (d.dataset.touched) states[d.dataset.key] = d.open;
     });
+    return states;
   }
   function restoreOpen(root, states) {
-    root.querySelectorAll("details").forEach(function (d, i) {
-      if (i < states.length && states[i] !== null) { d.open = states[i]; d.dataset.touched = "1"; }
+    root.querySelectorAll("details[data-key]").forEach(function (d) {
+      if (Object.prototype.hasOwnProperty.call(states, d.dataset.key)) { d.open = states[d.dataset.key]; d.dataset.touched = "1"; }
     });
   }
   document.addEventListener("click", function (event) {

@@ -28,10 +28,17 @@ def test_the_files_scenario_draws_the_parallel_reads_overlapping(cast, demo_tool
     trace_summary = page.locator("[data-role=trace] > summary").first
     trace_summary.wait_for(timeout=60_000)
     trace_summary.click()  # opened while the run goes on: it must stay open when it finishes
+    # Round 1 opens itself once its calls exist; the person closes it while the run goes on.
+    first_round = page.locator('li.round[data-round="0"] > details')
+    expect(first_round).to_have_attribute("open", "", timeout=60_000)
+    first_round.locator("> summary").click()
     page.locator("[data-role=answer]").wait_for(timeout=90_000)
     run = Run.objects.get(conversation__owner=cast["alice"])
     article = page.locator(f"#run-{run.pk}")
     expect(article.locator("[data-role=trace]")).to_have_attribute("open", "")
+    # Through every live re-render and the finish, what the person closed stays closed.
+    expect(article.locator('li.round[data-round="0"] > details')).not_to_have_attribute("open", "")
+    article.locator('li.round[data-round="0"] > details > summary').click()  # opened again to check below
 
     data = json.loads(page.locator(f"#timeline-data-{run.pk}").text_content())
     rounds = [r for r in data["rows"] if r["kind"] == "round"]
