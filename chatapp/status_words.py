@@ -1,7 +1,7 @@
 """The words a person reads for stored states (runs, tool calls, links, approvals), translated.
 
-The models' choices keep their stored values and labels (changing a label is a migration); what the
-pages show comes from here, through the ``status_word`` template filter, in the active language.
+The pages show these through the ``status_word`` template filter, in the active language; the
+models' choices use the same words as their labels (Django's admin shows those), so the two agree.
 static/js/chat.js holds the same words for its live badge updates.
 """
 

@@ -137,7 +137,7 @@ class McpServerAdmin(admin.ModelAdmin):
         (None, {"fields": ["name", "transport", "enabled"]}),
         ("stdio", {"fields": ["command", "args", "env"]}),
         ("Streamable HTTP / SSE", {"fields": ["url", "headers", "auth_mode", "oauth_status"]}),
-        ("Behaviour", {"fields": ["connect_timeout", "call_timeout", "gateway", "trusted"]}),
+        (gettext_lazy("Behaviour"), {"fields": ["connect_timeout", "call_timeout", "gateway", "trusted"]}),
     ]
 
     @admin.display(description=gettext_lazy("OAuth sign-in"))

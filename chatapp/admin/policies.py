@@ -28,13 +28,15 @@ class ToolPolicyAdmin(admin.ModelAdmin):
             None,
             {
                 "fields": ["pattern", "tier", "approval", "approver", "enabled"],
-                "description": "A pattern is a tool name as the model sees it (server__tool) or a glob "
-                "(github__*). An exact name beats a glob, a longer glob a shorter one. Without a policy an "
-                "MCP tool is high risk (MCP annotations are only hints, unless the server is trusted).",
+                "description": gettext_lazy(
+                    "A pattern is a tool name as the model sees it (server__tool) or a glob (github__*). "
+                    "An exact name beats a glob, a longer glob a shorter one. Without a policy an MCP tool "
+                    "is high risk (MCP annotations are only hints, unless the server is trusted)."
+                ),
             },
         ),
-        ("Limits", {"fields": ["max_calls_per_run", "allow_self_approval"]}),
-        ("What the model reads", {"fields": ["description_override"]}),
+        (gettext_lazy("Limits"), {"fields": ["max_calls_per_run", "allow_self_approval"]}),
+        (gettext_lazy("What the model reads"), {"fields": ["description_override"]}),
     ]
 
     @admin.display(description=gettext_lazy("description override"), boolean=True)

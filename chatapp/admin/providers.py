@@ -210,39 +210,47 @@ class ProviderConfigAdmin(admin.ModelAdmin):
 
     @admin.display(description=gettext_lazy("demo"))
     def demo(self, obj: ProviderConfig) -> str:
-        return "demo model" if obj.is_demo else ""
+        return gettext("demo model") if obj.is_demo else ""
 
     @admin.display(description=gettext_lazy("API key"))
     def key_source(self, obj: ProviderConfig) -> str:
         # Where the key comes from, never any part of it.
         if obj.api_key_env:
-            return f"env {obj.api_key_env}" + (" (stored key as fallback)" if obj.api_key_encrypted else "")
-        return "stored (encrypted)" if obj.api_key_encrypted else "none"
+            if obj.api_key_encrypted:
+                return gettext("env %(name)s (stored key as fallback)") % {"name": obj.api_key_env}
+            return gettext("env %(name)s") % {"name": obj.api_key_env}
+        return gettext("stored (encrypted)") if obj.api_key_encrypted else gettext("none")
 
     @admin.display(description=gettext_lazy("Preset chosen by"))
     def preset_choice(self, obj: ProviderConfig) -> str:
         if obj is None or obj.pk is None:
-            return "the admin"
-        return obj.preset_origin or "the admin"
+            return gettext("the admin")
+        return obj.preset_origin or gettext("the admin")
 
     @admin.display(description=gettext_lazy("Stored API key"))
     def stored_key(self, obj: ProviderConfig) -> str:
-        return "set (encrypted, not shown)" if obj and obj.api_key_encrypted else "not set"
+        return gettext("set (encrypted, not shown)") if obj and obj.api_key_encrypted else gettext("not set")
 
     def get_fieldsets(self, request, obj=None):
         return [
             (None, {"fields": ["name", "label", "enabled", "is_default", "is_demo"]}),
             (
-                "Endpoint",
+                gettext_lazy("Endpoint"),
                 {"fields": ["kind", "preset", "preset_choice", "base_url", "model", "allowed_models"]},
             ),
-            ("Credentials", {"fields": ["stored_key", "api_key", "clear_api_key", "api_key_env"]}),
             (
-                "Limits and capabilities",
+                gettext_lazy("Credentials"),
+                {"fields": ["stored_key", "api_key", "clear_api_key", "api_key_env"]},
+            ),
+            (
+                gettext_lazy("Limits and capabilities"),
                 {"fields": ["context_window", "max_output_tokens", "extra_headers", "capability_overrides"]},
             ),
-            ("Reasoning", {"fields": ["reasoning_effort", "thinking", "thinking_budget"]}),
-            ("Request", {"fields": ["extra_body", "idle_timeout", "total_timeout", "max_retries"]}),
+            (gettext_lazy("Reasoning"), {"fields": ["reasoning_effort", "thinking", "thinking_budget"]}),
+            (
+                gettext_lazy("Request"),
+                {"fields": ["extra_body", "idle_timeout", "total_timeout", "max_retries"]},
+            ),
         ]
 
     def changelist_view(self, request: HttpRequest, extra_context=None):
@@ -251,8 +259,11 @@ class ProviderConfigAdmin(admin.ModelAdmin):
         if not ProviderConfig.objects.filter(is_default=True).exists():
             self.message_user(
                 request,
-                f"No provider is ticked “default for everyone”: “Default” in the chat means "
-                f"{default_label()}. Open a provider and tick it to choose.",
+                gettext(
+                    "No provider is ticked “default for everyone”: “Default” in the chat means "
+                    "%(label)s. Open a provider and tick it to choose."
+                )
+                % {"label": default_label()},
                 messages.WARNING,
             )
         return super().changelist_view(request, extra_context)
@@ -261,7 +272,11 @@ class ProviderConfigAdmin(admin.ModelAdmin):
     def send_test_request(self, request: HttpRequest, queryset) -> None:
         configs = list(queryset[: MAX_TESTED + 1])
         if len(configs) > MAX_TESTED:
-            self.message_user(request, f"Testing the first {MAX_TESTED} providers only.", messages.WARNING)
+            self.message_user(
+                request,
+                gettext("Testing the first %(n)s providers only.") % {"n": MAX_TESTED},
+                messages.WARNING,
+            )
         for config in configs[:MAX_TESTED]:
             report(request, check_provider(config))
 

@@ -9,6 +9,7 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path
+from django.utils.translation import gettext_lazy
 
 from chatapp.models import Quota
 from chatapp.services import quotas
@@ -33,13 +34,18 @@ class QuotaAdmin(admin.ModelAdmin):
             None,
             {
                 "fields": ["user", "group", "shared", "enabled", "note"],
-                "description": "A quota belongs to one user, or to a group (each member alone, or the "
-                "members together when 'shared'). Everyone is held to every quota that applies to them. "
-                "Empty = no limit. Usage is counted per calendar day and month.",
+                "description": gettext_lazy(
+                    "A quota belongs to one user, or to a group (each member alone, or the "
+                    "members together when 'shared'). Everyone is held to every quota that applies to them. "
+                    "Empty = no limit. Usage is counted per calendar day and month."
+                ),
             },
         ),
-        ("Budgets", {"fields": ["tokens_per_day", "tokens_per_month", "cost_per_day", "cost_per_month"]}),
-        ("Rate", {"fields": ["max_concurrent_runs", "messages_per_minute"]}),
+        (
+            gettext_lazy("Budgets"),
+            {"fields": ["tokens_per_day", "tokens_per_month", "cost_per_day", "cost_per_month"]},
+        ),
+        (gettext_lazy("Rate"), {"fields": ["max_concurrent_runs", "messages_per_minute"]}),
     ]
     change_list_template = "admin/chatapp/quota/change_list.html"
 

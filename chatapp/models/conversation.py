@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from chatapp.frames import group
 from chatapp.models.fields import LargeTextField, LargeValuesJSONField
@@ -9,25 +10,37 @@ from chatapp.models.fields import LargeTextField, LargeValuesJSONField
 
 class Conversation(models.Model):
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="conversations",
+        verbose_name=_("owner"),
     )
-    title = models.CharField(max_length=200, default="New conversation")
-    provider = models.ForeignKey("chatapp.ProviderConfig", null=True, blank=True, on_delete=models.SET_NULL)
-    model_override = models.CharField(max_length=120, blank=True)
+    title = models.CharField(_("title"), max_length=200, default="New conversation")
+    provider = models.ForeignKey(
+        "chatapp.ProviderConfig", verbose_name=_("provider"), null=True, blank=True, on_delete=models.SET_NULL
+    )
+    model_override = models.CharField(_("model override"), max_length=120, blank=True)
     # Which tools are offered: {"servers": {"slug": bool}, "tools": {"name": bool}}; absent means on.
-    tool_settings = models.JSONField(default=dict, blank=True)
-    attached_context = models.JSONField(default=list, blank=True)
+    tool_settings = models.JSONField(_("tool settings"), default=dict, blank=True)
+    attached_context = models.JSONField(_("attached context"), default=list, blank=True)
     # The leaf of the branch shown and sent to the model (see services/branches.py); null = the latest run.
     active_run = models.ForeignKey(
-        "chatapp.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "chatapp.Run",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("active run"),
     )
     # Soft delete: the owner no longer sees it (undo brings it back); auditors keep everything.
-    deleted_at = models.DateTimeField(null=True, blank=True, db_index=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    deleted_at = models.DateTimeField(_("deleted at"), null=True, blank=True, db_index=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta:
         ordering = ["-updated_at"]
+        verbose_name = _("conversation")
+        verbose_name_plural = _("conversations")
 
     def __str__(self) -> str:
         return self.title
@@ -41,28 +54,46 @@ class Message(models.Model):
     """A message of the conversation's history, in the neutral format of ``agent.messages``."""
 
     class Role(models.TextChoices):
-        SYSTEM = "system"
-        USER = "user"
-        ASSISTANT = "assistant"
-        TOOL = "tool"
+        SYSTEM = "system", _("system")
+        USER = "user", _("user")
+        ASSISTANT = "assistant", _("assistant")
+        TOOL = "tool", _("tool")
 
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
-    run = models.ForeignKey("chatapp.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    conversation = models.ForeignKey(
+        Conversation, verbose_name=_("conversation"), on_delete=models.CASCADE, related_name="messages"
+    )
+    run = models.ForeignKey(
+        "chatapp.Run",
+        verbose_name=_("run"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
     # A user message follows the answer (run) it replies to; editing makes a sibling with the same parent.
     parent_run = models.ForeignKey(
-        "chatapp.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="replies"
+        "chatapp.Run",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="replies",
+        verbose_name=_("parent run"),
     )
-    role = models.CharField(max_length=10, choices=Role.choices)
+    role = models.CharField(_("role"), max_length=10, choices=Role.choices)
     # A long message or answer (or an image's bytes in the payload) is stored once (chatapp/blobs.py),
     # shared with the requests that carry it.
-    content = LargeTextField(blank=True)
+    content = LargeTextField(_("content"), blank=True)
     # The full neutral message (tool calls, tool_call_id) for rebuilding the model's history.
-    payload = LargeValuesJSONField(default=dict, blank=True)
-    partial = models.BooleanField(default=False, help_text="cut short by a stop or an error")
-    created_at = models.DateTimeField(auto_now_add=True)
+    payload = LargeValuesJSONField(_("payload"), default=dict, blank=True)
+    partial = models.BooleanField(_("partial"), default=False, help_text=_("cut short by a stop or an error"))
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:
         ordering = ["id"]
+        verbose_name = _("message")
+        verbose_name_plural = _("messages")
 
     def __str__(self) -> str:
-        return f"{self.role}: {self.content[:40]}"
+        from chatapp.status_words import word
+
+        return f"{word(self.role)}: {self.content[:40]}"

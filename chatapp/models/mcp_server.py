@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.core.validators import RegexValidator
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from chatapp.models.fields import EncryptedValuesJSONField
 
@@ -13,42 +14,57 @@ mcp_name_validator = RegexValidator(
 
 class McpServer(models.Model):
     class AuthMode(models.TextChoices):
-        NONE = "none", "no OAuth (static headers only)"
-        SHARED = "shared", "OAuth: one connection for everyone"
-        PER_USER = "per_user", "OAuth: each user signs in"
+        NONE = "none", _("no OAuth (static headers only)")
+        SHARED = "shared", _("OAuth: one connection for everyone")
+        PER_USER = "per_user", _("OAuth: each user signs in")
 
     class Transport(models.TextChoices):
         STDIO = "stdio"
         HTTP = "http", "Streamable HTTP"
-        SSE = "sse", "HTTP+SSE (legacy)"
+        SSE = "sse", _("HTTP+SSE (legacy)")
 
     name = models.CharField(
-        max_length=32, unique=True, validators=[mcp_name_validator], help_text="also the namespace"
+        _("name"),
+        max_length=32,
+        unique=True,
+        validators=[mcp_name_validator],
+        help_text=_("also the namespace"),
     )
-    transport = models.CharField(max_length=10, choices=Transport.choices, default=Transport.STDIO)
-    command = models.CharField(max_length=300, blank=True)
-    args = models.JSONField(default=list, blank=True, help_text="an array; never run through a shell")
-    env = EncryptedValuesJSONField(default=dict, blank=True)
-    url = models.URLField(max_length=300, blank=True)
-    headers = EncryptedValuesJSONField(default=dict, blank=True)
-    enabled = models.BooleanField(default=True)
-    connect_timeout = models.FloatField(default=15.0)
-    call_timeout = models.FloatField(default=60.0)
-    gateway = models.BooleanField(default=False, help_text="expose as one mcp_call_tool")
-    trusted = models.BooleanField(default=False, help_text="trust the server's tool annotations")
+    transport = models.CharField(
+        _("transport"), max_length=10, choices=Transport.choices, default=Transport.STDIO
+    )
+    command = models.CharField(_("command"), max_length=300, blank=True)
+    args = models.JSONField(
+        _("args"), default=list, blank=True, help_text=_("an array; never run through a shell")
+    )
+    env = EncryptedValuesJSONField(_("env"), default=dict, blank=True)
+    url = models.URLField(_("url"), max_length=300, blank=True)
+    headers = EncryptedValuesJSONField(_("headers"), default=dict, blank=True)
+    enabled = models.BooleanField(_("enabled"), default=True)
+    connect_timeout = models.FloatField(_("connect timeout"), default=15.0)
+    call_timeout = models.FloatField(_("call timeout"), default=60.0)
+    gateway = models.BooleanField(_("gateway"), default=False, help_text=_("expose as one mcp_call_tool"))
+    trusted = models.BooleanField(
+        _("trusted"), default=False, help_text=_("trust the server's tool annotations")
+    )
     auth_mode = models.CharField(
+        _("auth mode"),
         max_length=10,
         choices=AuthMode.choices,
         default=AuthMode.NONE,
-        help_text="OAuth 2.1 (http / sse only): one connection for everyone (an admin signs in once "
-        "from this page) or each user signs in the first time a tool of this server is needed",
+        help_text=_(
+            "OAuth 2.1 (http / sse only): one connection for everyone (an admin signs in once "
+            "from this page) or each user signs in the first time a tool of this server is needed"
+        ),
     )
     # OAuth servers: the tool list last seen through anyone's session (CatalogueEntry fields), so a
     # user who has not signed in yet is offered the tools and signs in when one is called.
-    tools_seen = models.JSONField(default=list, blank=True, editable=False)
+    tools_seen = models.JSONField(_("tools seen"), default=list, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]
+        verbose_name = _("MCP server")
+        verbose_name_plural = _("MCP servers")
 
     def __str__(self) -> str:
         return self.name

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from chatapp.models.pricing import ModelPrice
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 BUDGETS = {
     "tokens_per_day": ("tokens", "day"),
@@ -28,7 +34,7 @@ LIMIT_FIELDS = (
 )
 
 
-def _cost(label: str) -> models.DecimalField:
+def _cost(label: StrOrPromise) -> models.DecimalField:
     return models.DecimalField(
         label,
         max_digits=14,
@@ -36,7 +42,7 @@ def _cost(label: str) -> models.DecimalField:
         null=True,
         blank=True,
         validators=[MinValueValidator(0)],
-        help_text="in COST_CURRENCY, from the price table; empty = no limit",
+        help_text=_("in COST_CURRENCY, from the price table; empty = no limit"),
     )
 
 
@@ -48,29 +54,54 @@ class Quota(models.Model):
     """
 
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="quotas"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="quotas",
+        verbose_name=_("user"),
     )
     group = models.ForeignKey(
-        "auth.Group", null=True, blank=True, on_delete=models.CASCADE, related_name="quotas"
+        "auth.Group",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="quotas",
+        verbose_name=_("group"),
     )
     shared = models.BooleanField(
+        _("shared"),
         default=False,
-        help_text="group only: the limits hold for the members together, not for each member",
+        help_text=_("group only: the limits hold for the members together, not for each member"),
     )
-    tokens_per_day = models.PositiveBigIntegerField(null=True, blank=True, help_text="empty = no limit")
-    tokens_per_month = models.PositiveBigIntegerField(null=True, blank=True, help_text="empty = no limit")
-    cost_per_day = _cost("cost per day")
-    cost_per_month = _cost("cost per month")
+    tokens_per_day = models.PositiveBigIntegerField(
+        _("tokens per day"), null=True, blank=True, help_text=_("empty = no limit")
+    )
+    tokens_per_month = models.PositiveBigIntegerField(
+        _("tokens per month"), null=True, blank=True, help_text=_("empty = no limit")
+    )
+    cost_per_day = _cost(_("cost per day"))
+    cost_per_month = _cost(_("cost per month"))
     max_concurrent_runs = models.PositiveIntegerField(
-        null=True, blank=True, validators=[MinValueValidator(1)], help_text="runs queued or running at once"
+        _("max concurrent runs"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text=_("runs queued or running at once"),
     )
     messages_per_minute = models.PositiveIntegerField(
-        null=True, blank=True, validators=[MinValueValidator(1)], help_text="runs started in any 60 s"
+        _("messages per minute"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text=_("runs started in any 60 s"),
     )
-    enabled = models.BooleanField(default=True)
-    note = models.CharField(max_length=200, blank=True)
+    enabled = models.BooleanField(_("enabled"), default=True)
+    note = models.CharField(_("note"), max_length=200, blank=True)
 
     class Meta:
+        verbose_name = _("quota")
+        verbose_name_plural = _("quotas")
         constraints = [
             models.CheckConstraint(
                 condition=(Q(user__isnull=False) & Q(group__isnull=True))

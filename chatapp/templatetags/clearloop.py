@@ -78,3 +78,12 @@ def status_word(value: str) -> str:
     from chatapp.status_words import word
 
     return word(str(value or ""))
+
+
+@register.filter
+def stored_text(value: str) -> str:
+    """An English text stored by the worker or a button (a run's error, an approval's reason) in the
+    active language when it is a known one (chatapp/stored_texts.py); anything else as stored."""
+    from chatapp.stored_texts import shown
+
+    return shown(str(value or ""))

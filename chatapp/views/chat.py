@@ -45,7 +45,8 @@ def frame_protocol() -> dict:
     frame kinds, the run statuses' labels as the page shows them, and which statuses are final."""
     return {
         "kinds": kinds_for_js(),
-        "labels": dict(Run.Status.choices),
+        # The labels are lazy (translated): read them in the page's language, as plain JSON strings.
+        "labels": {value: str(label) for value, label in Run.Status.choices},
         "terminal": sorted(TERMINAL_STATUSES),
     }
 

@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from chatapp.models import ProviderConfig, Run
+from chatapp.stored_texts import shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,14 +87,16 @@ _TRANSIENT = gettext_lazy(
 
 
 def _sentence(run: Run, server: str, name: str) -> str:
-    cls, message = run.error_class, (run.error or "").strip()
+    # The stored error is English (chatapp/stored_texts.py); the sentence quotes it in the page's language.
+    cls, stored = run.error_class, (run.error or "").strip()
+    message = shown(stored)
     template = _SENTENCES.get(cls)
     if cls == "TransientUpstream":
-        lowered = message.lower()
+        lowered = stored.lower()
         template = next((t for key, t in _CONNECTION.items() if key in lowered), None) or _TRANSIENT
     if template is None:
         return _("The run failed: %(reason)s.") % {"reason": message or cls}
-    text = str(template) % {"server": server, "name": name, "message": message.rstrip(".")}
+    text = str(template) % {"server": server, "name": name, "message": message.rstrip(".。")}
     return text[0].upper() + text[1:]
 
 

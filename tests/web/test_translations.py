@@ -14,7 +14,7 @@ import pytest
 from django.test import Client
 from django.utils.translation.template import templatize
 
-from chatapp.models import Conversation, Message, Round, Run, ToolCall, UserPreference
+from chatapp.models import Approval, Conversation, Message, Round, Run, ToolCall, UserPreference
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCALE = ROOT / "locale" / "zh_Hans" / "LC_MESSAGES"
@@ -415,3 +415,120 @@ def test_failures_approval_cards_and_budgets_are_chinese_too(cast, chinese_conve
     allowed = ALLOWED | {settings.COST_CURRENCY.lower(), "stop", "length", *settings.UPLOAD_ALLOWED_TYPES}
     names = {"alice", "down"}  # the user, the provider
     assert " ".join(w for w in english_words(html, allowed) if w not in names) == ""
+
+
+# --- the admin's model labels and stored English texts ------------------------------------------
+# Django's admin chrome adds its own words: its column sorters, the "Show counts" filter link and the
+# field types of a read-only page are Django's; what is checked here is what our models name.
+ADMIN_PAGES = (
+    "/admin/chatapp/",  # the app's index (the site index also lists django-axes, not ours)
+    "/admin/chatapp/run/",
+    "/admin/chatapp/run/{run}/change/",
+    "/admin/chatapp/toolcall/?queue=all",
+    "/admin/chatapp/toolpolicy/",
+    "/admin/chatapp/toolpolicy/add/",
+    "/admin/chatapp/toolpolicy/{policy}/change/",
+    "/admin/chatapp/quota/",
+    "/admin/chatapp/quota/add/",
+    "/admin/chatapp/conversation/",
+    "/admin/chatapp/message/",
+    "/admin/chatapp/approval/",
+    "/admin/chatapp/mcpserver/",
+    "/admin/chatapp/apikey/",
+    "/admin/chatapp/providerconfig/",
+    "/admin/chatapp/round/",
+    "/admin/chatapp/runevent/",
+)
+
+
+def test_the_admin_names_our_models_and_fields_in_chinese(cast, chinese_conversation, settings):
+    from chatapp.models import ToolPolicy
+
+    run = chinese_conversation.runs.get()
+    policy = ToolPolicy.objects.create(pattern="github__*", tier="low", approval="when_high")
+    client = Client(HTTP_ACCEPT_LANGUAGE="zh-CN")
+    client.force_login(cast["ada"])
+    # Protocol and format names stay: Streamable HTTP, SSE, OAuth, the mcpServers JSON.
+    allowed = ALLOWED | {settings.COST_CURRENCY.lower(), "stop", "id", "github", "oauth", "sse", "streamable"}
+    allowed |= {"mcpservers"}
+    for template in ADMIN_PAGES:
+        url = template.format(run=run.pk, policy=policy.pk)
+        response = client.get(url)
+        assert response.status_code == 200, url
+        # The sidebar lists every app, django-axes' too (its own catalogue has no Chinese).
+        html = re.sub(
+            r'<nav class="sticky" id="nav-sidebar".*?</nav>', "", response.content.decode(), flags=re.S
+        )
+        # Names stay: the provider APIs' names and the built-in provider's stored label.
+        for name in ("OpenAI Chat Completions", "OpenAI Responses", "Anthropic Messages", "Demo model"):
+            html = html.replace(name, "")
+        names = {"alice", "ada", "bob", "otto", "auditors", "demo", "m"}  # users, a group, provider, model
+        assert " ".join(w for w in english_words(html, allowed) if w not in names) == "", url
+    page = client.get(f"/admin/chatapp/run/{run.pk}/change/").content.decode()
+    assert "投递次数" in page and "运行" in page and "已完成" in page  # deliveries, run, succeeded
+    listing = client.get("/admin/chatapp/toolpolicy/").content.decode()
+    assert "风险等级" in listing and "高风险时" in listing  # tier, when high risk
+
+
+def _stopped_run(convo: Conversation, text: str, *, status: str, error_class: str = "") -> Run:
+    asked = Message.objects.create(
+        conversation=convo, role="user", content=text, payload={}, parent_run=convo.runs.last()
+    )
+    run = Run.objects.create(
+        conversation=convo,
+        user_message=asked,
+        provider_name="demo",
+        model="m",
+        status=status,
+        error_class=error_class,
+    )
+    asked.run = run
+    asked.save()
+    return run
+
+
+def test_stored_english_errors_and_reasons_are_shown_in_the_readers_language(cast, chinese_conversation):
+    """What the worker and the buttons stored in English (chatapp/stored_texts.py): a run stopped by
+    its user, an approval given with Allow once, a budget that ran out between rounds. The rows keep
+    the English (the audit chain pins them); the pages show it in the reader's language."""
+    convo = chinese_conversation
+    stopped = _stopped_run(convo, "再问一次", status="cancelled")
+    Run.objects.filter(pk=stopped.pk).update(error="Stopped by the user.")
+    Round.objects.create(run=stopped, index=0, provider_name="demo", model="m", finish_reason="tool_calls")
+    call = ToolCall.objects.create(
+        run=stopped, round_index=0, index=0, call_id="s1", name="read_file", status="approved"
+    )
+    Approval.objects.create(
+        tool_call=call, decision="approved", decided_by=cast["alice"], reason="Allowed once in the chat"
+    )
+    budget = _stopped_run(convo, "继续", status="failed", error_class="BudgetExceeded")
+    stored_budget = (
+        "The daily token budget is used up: 1,234 tokens today, the limit is 1,000 tokens "
+        "(your quota). It resets at midnight (UTC)."
+    )
+    Run.objects.filter(pk=budget.pk).update(error=stored_budget)
+    convo.active_run = budget
+    convo.save()
+    pages = {
+        "chat": (cast["alice"], f"/c/{convo.pk}/"),
+        "audit": (cast["otto"], f"/audit/runs/{stopped.pk}/"),
+    }
+    html: dict[tuple[str, str], str] = {}
+    for language in ("zh-CN", "en"):
+        for page, (who, url) in pages.items():
+            client = Client(HTTP_ACCEPT_LANGUAGE=language)
+            client.force_login(who)
+            html[language, page] = client.get(url).content.decode()
+    chat, audit = html["zh-CN", "chat"], html["zh-CN", "audit"]
+    # The technical line ("Failed with <code>BudgetExceeded: …</code>") quotes the row as stored.
+    chat = re.sub(r"<code>.*?</code>", "", chat, flags=re.S)
+    assert "已在对话中允许一次" in chat and "每日 Token 预算已用完：今天已用 1,234 Token" in chat
+    assert "已由用户停止。" in audit and "已在对话中允许一次" in audit
+    for english in ("Stopped by the user.", "Allowed once in the chat", "The daily token budget"):
+        assert english not in chat + audit, english
+    chat, audit = html["en", "chat"], html["en", "audit"]
+    assert "Allowed once in the chat" in chat and "The daily token budget is used up: 1,234 tokens" in chat
+    assert "Stopped by the user." in audit and "Allowed once in the chat" in audit
+    # The rows themselves are untouched.
+    assert Run.objects.get(pk=stopped.pk).error == "Stopped by the user."
+    assert Run.objects.get(pk=budget.pk).error == stored_budget
