@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpR
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from agent.mcp import McpConfigError, McpServerConfig
 from chatapp.admin.masking import MASK, MaskedJsonMixin
@@ -143,17 +143,22 @@ class McpServerAdmin(admin.ModelAdmin):
     @admin.display(description=gettext_lazy("OAuth sign-in"))
     def oauth_status(self, obj: McpServer | None) -> str:
         if obj is None or obj.auth_mode == McpServer.AuthMode.NONE:
-            return "not used"
+            return gettext("not used")
         if obj.auth_mode == McpServer.AuthMode.PER_USER:
             grants = obj.grants.exclude(user=None)
             signed = grants.filter(state=McpOAuthGrant.State.SIGNED_IN).count()
-            return f"each user signs in; {signed} signed in, {grants.count() - signed} to sign in again"
+            return gettext("each user signs in; %(signed)s signed in, %(again)s to sign in again") % {
+                "signed": signed,
+                "again": grants.count() - signed,
+            }
         grant = obj.grants.filter(user=None).first()
         if grant is None:
-            return "nobody has signed in yet: use Sign in for everyone"
+            return gettext("nobody has signed in yet: use Sign in for everyone")
         if grant.state == McpOAuthGrant.State.SIGNED_IN:
-            return "signed in for everyone (tokens stored encrypted)"
-        return f"sign in again: {grant.reason or 'the sign-in is no longer valid'}"
+            return gettext("signed in for everyone (tokens stored encrypted)")
+        return gettext("sign in again: %(reason)s") % {
+            "reason": grant.reason or gettext("the sign-in is no longer valid")
+        }
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         signed_in = McpOAuthGrant.objects.filter(
@@ -172,7 +177,7 @@ class McpServerAdmin(admin.ModelAdmin):
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
-            "title": "Test connection",
+            "title": gettext("Test connection"),
             "reports": [_present(r) for r in reports],
         }
         return TemplateResponse(request, "admin/chatapp/mcpserver/test_connection.html", context)
@@ -181,7 +186,11 @@ class McpServerAdmin(admin.ModelAdmin):
     def test_connection(self, request: HttpRequest, queryset):
         servers = list(queryset[: MAX_TESTED + 1])
         if len(servers) > MAX_TESTED:
-            self.message_user(request, f"Testing the first {MAX_TESTED} servers only.", messages.WARNING)
+            self.message_user(
+                request,
+                gettext("Testing the first %(n)s servers only.") % {"n": MAX_TESTED},
+                messages.WARNING,
+            )
         return self._render_reports(request, probe_servers(servers[:MAX_TESTED], request.user.pk))
 
     def test_view(self, request: HttpRequest, object_id: int):

@@ -111,5 +111,5 @@ class ProviderConfig(models.Model):
         super().clean()
         if self.is_default and not self.enabled:
             raise ValidationError(
-                {"is_default": "A disabled provider cannot be the default: enable it first."}
+                {"is_default": gettext("A disabled provider cannot be the default: enable it first.")}
             )

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from chatapp.models.pricing import ModelPrice
@@ -118,8 +119,10 @@ class Quota(models.Model):
 
     def __str__(self) -> str:
         if self.user_id:
-            return f"quota of {self.user}"
-        return f"quota of group {self.group}" + (" (together)" if self.shared else " (each member)")
+            return gettext("quota of %(user)s") % {"user": self.user}
+        if self.shared:
+            return gettext("quota of group %(group)s (together)") % {"group": self.group}
+        return gettext("quota of group %(group)s (each member)") % {"group": self.group}
 
     def clean(self) -> None:
         problems = quota_problems(self)
@@ -131,25 +134,29 @@ def quota_problems(quota: Quota) -> dict[str, str]:
     """Reasons a quota makes no sense, per field (the admin shows them beside the fields)."""
     problems: dict[str, str] = {}
     if bool(quota.user_id) == bool(quota.group_id):
-        problems["user"] = "Choose either a user or a group."
+        problems["user"] = gettext("Choose either a user or a group.")
     if quota.shared and not quota.group_id:
-        problems["shared"] = "Only a group's quota can be shared by its members."
+        problems["shared"] = gettext("Only a group's quota can be shared by its members.")
     values = {f: getattr(quota, f) for f in BUDGETS} | {
         "max_concurrent_runs": quota.max_concurrent_runs,
         "messages_per_minute": quota.messages_per_minute,
     }
     for field, value in values.items():
         if value is not None and value < 0:
-            problems[field] = "A limit cannot be negative."
+            problems[field] = gettext("A limit cannot be negative.")
     if all(v is None for v in values.values()):
-        problems["tokens_per_day"] = "Set at least one limit (an empty field means no limit)."
+        problems["tokens_per_day"] = gettext("Set at least one limit (an empty field means no limit).")
     for what in ("tokens", "cost"):
         day, month = values[f"{what}_per_day"], values[f"{what}_per_month"]
         if day is not None and month is not None and day > month:
-            problems[f"{what}_per_day"] = f"The daily {what} limit is above the monthly one."
+            problems[f"{what}_per_day"] = (
+                gettext("The daily token limit is above the monthly one.")
+                if what == "tokens"
+                else gettext("The daily cost limit is above the monthly one.")
+            )
     costs = values["cost_per_day"] is not None or values["cost_per_month"] is not None
     if costs and not _any_price():
-        problems["cost_per_day"] = (
+        problems["cost_per_day"] = gettext(
             "There are no prices in the price table (admin → Model prices), so no round has a cost "
             "and a cost budget could never be reached. Enter the prices first, or use token limits."
         )

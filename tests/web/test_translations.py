@@ -430,6 +430,7 @@ ADMIN_PAGES = (
     "/admin/chatapp/toolpolicy/{policy}/change/",
     "/admin/chatapp/quota/",
     "/admin/chatapp/quota/add/",
+    "/admin/chatapp/quota/{quota}/change/",
     "/admin/chatapp/conversation/",
     "/admin/chatapp/message/",
     "/admin/chatapp/approval/",
@@ -442,17 +443,24 @@ ADMIN_PAGES = (
 
 
 def test_the_admin_names_our_models_and_fields_in_chinese(cast, chinese_conversation, settings):
-    from chatapp.models import ToolPolicy
+    from chatapp.models import McpServer, ProviderConfig, Quota, ToolPolicy
 
     run = chinese_conversation.runs.get()
     policy = ToolPolicy.objects.create(pattern="github__*", tier="low", approval="when_high")
+    quota = Quota.objects.create(user=cast["alice"], tokens_per_day=1000)
+    server = McpServer.objects.create(
+        name="files", transport="http", url="https://mcp.example/", auth_mode="per_user"
+    )
+    provider = ProviderConfig.objects.create(name="local", base_url="http://127.0.0.1:9/v1", model="m")
     client = Client(HTTP_ACCEPT_LANGUAGE="zh-CN")
     client.force_login(cast["ada"])
     # Protocol and format names stay: Streamable HTTP, SSE, OAuth, the mcpServers JSON.
     allowed = ALLOWED | {settings.COST_CURRENCY.lower(), "stop", "id", "github", "oauth", "sse", "streamable"}
-    allowed |= {"mcpservers"}
+    allowed |= {"mcpservers", "https", "openai"}  # and a preset's name
     for template in ADMIN_PAGES:
-        url = template.format(run=run.pk, policy=policy.pk)
+        url = template.format(
+            run=run.pk, policy=policy.pk, quota=quota.pk, server=server.pk, provider=provider.pk
+        )
         response = client.get(url)
         assert response.status_code == 200, url
         # The sidebar lists every app, django-axes' too (its own catalogue has no Chinese).
@@ -462,12 +470,14 @@ def test_the_admin_names_our_models_and_fields_in_chinese(cast, chinese_conversa
         # Names stay: the provider APIs' names and the built-in provider's stored label.
         for name in ("OpenAI Chat Completions", "OpenAI Responses", "Anthropic Messages", "Demo model"):
             html = html.replace(name, "")
-        names = {"alice", "ada", "bob", "otto", "auditors", "demo", "m"}  # users, a group, provider, model
+        names = {"alice", "ada", "bob", "otto", "auditors", "demo", "local", "files", "m"}  # people, names
         assert " ".join(w for w in english_words(html, allowed) if w not in names) == "", url
     page = client.get(f"/admin/chatapp/run/{run.pk}/change/").content.decode()
     assert "投递次数" in page and "运行" in page and "已完成" in page  # deliveries, run, succeeded
     listing = client.get("/admin/chatapp/toolpolicy/").content.decode()
     assert "风险等级" in listing and "高风险时" in listing  # tier, when high risk
+    refused = client.post("/admin/chatapp/quota/add/", {"user": cast["bob"].pk, "enabled": "on"})
+    assert refused.status_code == 200 and "请至少设置一项限制" in refused.content.decode()  # no limit set
 
 
 def _stopped_run(convo: Conversation, text: str, *, status: str, error_class: str = "") -> Run:
