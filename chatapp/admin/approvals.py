@@ -232,8 +232,10 @@ class ToolCallAdmin(admin.ModelAdmin):
         except (ApprovalRefused, AlreadyDecided) as exc:
             messages.error(request, str(exc))
             return HttpResponseRedirect(back)
-        done = _("Approved %(tool)s (call %(call)s, run %(run)s).") if approve else _(
-            "Denied %(tool)s (call %(call)s, run %(run)s)."
+        done = (
+            _("Approved %(tool)s (call %(call)s, run %(run)s).")
+            if approve
+            else _("Denied %(tool)s (call %(call)s, run %(run)s).")
         )
         messages.success(request, done % {"tool": call.name, "call": call.pk, "run": call.run_id})
         return HttpResponseRedirect(reverse("admin:chatapp_toolcall_changelist"))

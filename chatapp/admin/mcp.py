@@ -12,19 +12,24 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpR
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.text import format_lazy
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
 from agent.mcp import McpConfigError, McpServerConfig
 from chatapp.admin.masking import MASK, MaskedJsonMixin
+from chatapp.admin.texts import lazy_percent
 from chatapp.models import McpOAuthGrant, McpServer
 from chatapp.services.mcp_io import export_servers, import_servers
 from chatapp.services.probes import ServerReport, probe_servers
 
 MAX_TESTED = 10
-ENV_HELP = (
-    'A value written "env:NAME" is read from the environment of the process that starts the server '
-    "(the worker) and is never stored: keep tokens out of the database that way. Stored values that "
-    f"look secret are shown as {MASK}; leave that to keep them."
+ENV_HELP = lazy_percent(
+    gettext_noop(
+        'A value written "env:NAME" is read from the environment of the process that starts the server '
+        "(the worker) and is never stored: keep tokens out of the database that way. Stored values that "
+        "look secret are shown as %(mask)s; leave that to keep them."
+    ),
+    mask=MASK,
 )
 
 
@@ -53,13 +58,29 @@ class McpServerForm(MaskedJsonMixin, forms.ModelForm):
             "auth_mode",
         ]
         help_texts = {
-            "args": 'A JSON array of strings, e.g. ["-m", "my_server", "--flag"]; never run through a shell.',
-            "env": 'A JSON object of strings added to a stdio child\'s environment, e.g. {"API_TOKEN": '
-            f'"env:MY_API_TOKEN"}}. {ENV_HELP}',
-            "headers": 'A JSON object of HTTP headers for http / sse servers, e.g. {"Authorization": '
-            f'"env:REMOTE_MCP_AUTH"}}. {ENV_HELP}',
-            "name": "a slug (lowercase letters, digits, - and _; no __; at most 32 characters): "
-            "also the namespace of the server's tools, server__tool",
+            "args": gettext_lazy(
+                'A JSON array of strings, e.g. ["-m", "my_server", "--flag"]; never run through a shell.'
+            ),
+            "env": format_lazy(
+                "{} {}",
+                gettext_lazy(
+                    'A JSON object of strings added to a stdio child\'s environment, e.g. {"API_TOKEN": '
+                    '"env:MY_API_TOKEN"}.'
+                ),
+                ENV_HELP,
+            ),
+            "headers": format_lazy(
+                "{} {}",
+                gettext_lazy(
+                    'A JSON object of HTTP headers for http / sse servers, e.g. {"Authorization": '
+                    '"env:REMOTE_MCP_AUTH"}.'
+                ),
+                ENV_HELP,
+            ),
+            "name": gettext_lazy(
+                "a slug (lowercase letters, digits, - and _; no __; at most 32 characters): "
+                "also the namespace of the server's tools, server__tool"
+            ),
         }
 
     def clean_env(self):
@@ -73,12 +94,14 @@ class McpServerForm(MaskedJsonMixin, forms.ModelForm):
         if "args" in data and not (
             isinstance(data["args"], list) and all(isinstance(a, str) for a in data["args"])
         ):
-            self.add_error("args", "must be a JSON array of strings")
+            self.add_error("args", gettext("must be a JSON array of strings"))
         for name in ("env", "headers"):
             if name in data and not _is_str_map(data[name]):
-                self.add_error(name, "must be a JSON object whose values are strings")
+                self.add_error(name, gettext("must be a JSON object whose values are strings"))
         if data.get("auth_mode", "none") != "none" and data.get("transport") == "stdio":
-            self.add_error("auth_mode", "OAuth is for http / sse servers; a stdio server takes env values")
+            self.add_error(
+                "auth_mode", gettext("OAuth is for http / sse servers; a stdio server takes env values")
+            )
         if self.errors or not data.get("name"):
             return data
         try:

@@ -10,10 +10,11 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
 from agent.providers import knobs, profiles
 from chatapp.admin.masking import MASK, MaskedJsonMixin
+from chatapp.admin.texts import lazy_percent
 from chatapp.models import ModelPrice, ProviderConfig
 from chatapp.secrets import encrypt
 from chatapp.services.probes import ProviderCheck, check_provider
@@ -25,15 +26,17 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
     masked_fields = ("extra_headers", "extra_body")
 
     api_key = forms.CharField(
-        label="API key",
+        label=gettext_lazy("API key"),
         required=False,
         strip=True,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
-        help_text="Write-only: stored encrypted and never shown again. Leave blank to keep the stored "
-        "key. Changing the base URL removes a stored key unless a new one is entered. Alternatively "
-        "name an environment variable below (it wins when it is set).",
+        help_text=gettext_lazy(
+            "Write-only: stored encrypted and never shown again. Leave blank to keep the stored "
+            "key. Changing the base URL removes a stored key unless a new one is entered. Alternatively "
+            "name an environment variable below (it wins when it is set)."
+        ),
     )
-    clear_api_key = forms.BooleanField(label="Remove the stored API key", required=False)
+    clear_api_key = forms.BooleanField(label=gettext_lazy("Remove the stored API key"), required=False)
 
     class Meta:
         model = ProviderConfig
@@ -63,22 +66,46 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
             "is_default",
         ]
         help_texts = {
-            "preset": f"capability profile: one of {', '.join(sorted(profiles.PRESETS))}",
-            "base_url": "OpenAI kinds include /v1 (https://api.openai.com/v1, http://localhost:11434/v1)",
-            "extra_headers": 'a JSON object of strings, e.g. {"OpenAI-Organization": "org-..."}; values that '
-            f"look secret are shown as {MASK} (leave that to keep them)",
-            "capability_overrides": 'replaces single fields of the preset, e.g. {"stream": false}',
-            "max_output_tokens": "empty = the preset's default, sized for thinking models (thinking "
-            "tokens count against this limit on every provider)",
-            "extra_body": 'a JSON object merged into every request, e.g. {"thinking": {"type": "disabled"}}; '
-            f"it may not set {', '.join(sorted(knobs.RESERVED_KEYS))}",
-            "reasoning_effort": "empty = the provider's default; the values each preset accepts are in "
-            "docs/providers.md",
-            "thinking_budget": "tokens of thinking (Anthropic: at least 1024 and below the output limit)",
-            "idle_timeout": "seconds without a byte before the stream counts as stalled (a stall is never "
-            "retried); empty = the preset's default",
-            "total_timeout": "seconds for a whole request; empty = the preset's default",
-            "max_retries": "retries of a failed request before any output arrived",
+            "preset": lazy_percent(
+                gettext_noop("capability profile: one of %(presets)s"),
+                presets=", ".join(sorted(profiles.PRESETS)),
+            ),
+            "base_url": gettext_lazy(
+                "OpenAI kinds include /v1 (https://api.openai.com/v1, http://localhost:11434/v1)"
+            ),
+            "extra_headers": lazy_percent(
+                gettext_noop(
+                    'a JSON object of strings, e.g. {"OpenAI-Organization": "org-..."}; values that '
+                    "look secret are shown as %(mask)s (leave that to keep them)"
+                ),
+                mask=MASK,
+            ),
+            "capability_overrides": gettext_lazy(
+                'replaces single fields of the preset, e.g. {"stream": false}'
+            ),
+            "max_output_tokens": gettext_lazy(
+                "empty = the preset's default, sized for thinking models (thinking "
+                "tokens count against this limit on every provider)"
+            ),
+            "extra_body": lazy_percent(
+                gettext_noop(
+                    'a JSON object merged into every request, e.g. {"thinking": {"type": "disabled"}}; '
+                    "it may not set %(reserved)s"
+                ),
+                reserved=", ".join(sorted(knobs.RESERVED_KEYS)),
+            ),
+            "reasoning_effort": gettext_lazy(
+                "empty = the provider's default; the values each preset accepts are in docs/providers.md"
+            ),
+            "thinking_budget": gettext_lazy(
+                "tokens of thinking (Anthropic: at least 1024 and below the output limit)"
+            ),
+            "idle_timeout": gettext_lazy(
+                "seconds without a byte before the stream counts as stalled (a stall is never "
+                "retried); empty = the preset's default"
+            ),
+            "total_timeout": gettext_lazy("seconds for a whole request; empty = the preset's default"),
+            "max_retries": gettext_lazy("retries of a failed request before any output arrived"),
         }
 
     def clean_extra_headers(self):
@@ -95,10 +122,12 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
         data: dict[str, Any] = super().clean() or {}
         for name in ("extra_headers", "capability_overrides"):
             if name in data and not isinstance(data[name], dict):
-                self.add_error(name, "must be a JSON object")
+                self.add_error(name, gettext("must be a JSON object"))
         for name in ("idle_timeout", "total_timeout"):
             if data.get(name) is not None and data[name] <= 0:
-                self.add_error(name, "must be a positive number of seconds (or empty for the default)")
+                self.add_error(
+                    name, gettext("must be a positive number of seconds (or empty for the default)")
+                )
         kind, preset, model = data.get("kind"), data.get("preset"), data.get("model") or ""
         if kind and preset:
             try:
@@ -108,7 +137,9 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
             else:
                 if capabilities.kind != kind:
                     self.add_error(
-                        "preset", f"preset {preset!r} is for {capabilities.kind} providers, not {kind}"
+                        "preset",
+                        gettext("preset %(preset)s is for %(kind)s providers, not %(chosen)s")
+                        % {"preset": repr(preset), "kind": capabilities.kind, "chosen": kind},
                     )
                 overrides = data.get("capability_overrides")
                 if isinstance(overrides, dict) and overrides:
@@ -118,7 +149,7 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
                         self.add_error("capability_overrides", str(exc))
                 self._clean_knobs(data, capabilities, preset)
         if data.get("api_key") and data.get("clear_api_key"):
-            self.add_error("clear_api_key", "either enter a new key or remove the stored one")
+            self.add_error("clear_api_key", gettext("either enter a new key or remove the stored one"))
         return data
 
     def _clean_knobs(self, data: dict, caps: profiles.Capabilities, preset: str) -> None:
@@ -183,8 +214,8 @@ class ModelPriceInline(admin.TabularInline):
     model = ModelPrice
     extra = 1
     fields = ("model", "input", "output", "cached_read", "cache_write", "reasoning")
-    verbose_name = "price (per million tokens; empty = unknown)"
-    verbose_name_plural = "Prices per million tokens (empty = unknown, never guessed)"
+    verbose_name = gettext_lazy("price (per million tokens; empty = unknown)")
+    verbose_name_plural = gettext_lazy("Prices per million tokens (empty = unknown, never guessed)")
 
 
 @admin.register(ProviderConfig)
