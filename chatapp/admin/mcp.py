@@ -121,13 +121,15 @@ class McpServerForm(MaskedJsonMixin, forms.ModelForm):
 
 class ImportForm(forms.Form):
     document = forms.CharField(
-        label="mcpServers JSON",
+        label="mcpServers JSON",  # a format's name, the same in every language
         required=False,
         widget=forms.Textarea(attrs={"rows": 16, "cols": 90, "spellcheck": "false"}),
-        help_text='The "mcpServers" object of Claude Desktop, Cursor or VS Code. Servers are matched by '
-        "name: new ones are created, existing ones updated.",
+        help_text=gettext_lazy(
+            'The "mcpServers" object of Claude Desktop, Cursor or VS Code. Servers are matched by '
+            "name: new ones are created, existing ones updated."
+        ),
     )
-    file = forms.FileField(label="or upload a file", required=False)
+    file = forms.FileField(label=gettext_lazy("or upload a file"), required=False)
 
     def clean(self) -> dict:
         data: dict[str, Any] = super().clean() or {}
@@ -136,9 +138,9 @@ class ImportForm(forms.Form):
             try:
                 data["document"] = upload.read().decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise forms.ValidationError("the file is not UTF-8 text") from exc
+                raise forms.ValidationError(gettext("the file is not UTF-8 text")) from exc
         if not (data.get("document") or "").strip():
-            raise forms.ValidationError("paste a JSON document or choose a file")
+            raise forms.ValidationError(gettext("paste a JSON document or choose a file"))
         return data
 
 
@@ -260,7 +262,7 @@ class McpServerAdmin(admin.ModelAdmin):
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
-            "title": "Import mcpServers JSON",
+            "title": gettext("Import mcpServers JSON"),
             "form": form,
         }
         return TemplateResponse(

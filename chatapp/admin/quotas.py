@@ -9,7 +9,7 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from chatapp.models import Quota
 from chatapp.services import quotas
@@ -67,7 +67,7 @@ class QuotaAdmin(admin.ModelAdmin):
             return response
         context = {
             **self.admin_site.each_context(request),
-            "title": "Usage per user and group",
+            "title": gettext("Usage per user and group"),
             "rows": rows,
             "opts": self.model._meta,
         }

@@ -10,7 +10,7 @@ from django.contrib import admin
 from django.db.models import Q
 from django.urls import reverse
 from django.utils.html import format_html
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
 from chatapp.blobs import references_containing
 from chatapp.models import Approval, Conversation, Message, Round, Run, RunEvent
@@ -60,12 +60,18 @@ class ConversationAdmin(ReadOnlyAdmin):
     @admin.display(description=gettext_lazy("messages"))
     def messages_link(self, obj: Conversation) -> str:
         url = reverse("admin:chatapp_message_changelist") + f"?conversation__id__exact={obj.pk}"
-        return format_html('<a href="{}">{} messages</a>', url, obj.messages.count())
+        return format_html(
+            '<a href="{}">{}</a>', url, _count(gettext_noop("%(n)s messages"), obj.messages.count())
+        )
 
     @admin.display(description=gettext_lazy("runs"))
     def runs_link(self, obj: Conversation) -> str:
         url = reverse("admin:chatapp_run_changelist") + f"?conversation__id__exact={obj.pk}"
-        return format_html('<a href="{}">{} runs</a>', url, obj.runs.count())
+        return format_html('<a href="{}">{}</a>', url, _count(gettext_noop("%(n)s runs"), obj.runs.count()))
+
+
+def _count(template: str, n: int) -> str:
+    return gettext(template) % {"n": n}
 
 
 @admin.register(Message)

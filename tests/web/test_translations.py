@@ -434,6 +434,9 @@ ADMIN_PAGES = (
     "/admin/chatapp/mcpserver/{server}/change/",
     "/admin/chatapp/providerconfig/{provider}/change/",
     "/admin/chatapp/conversation/",
+    "/admin/chatapp/conversation/{conversation}/change/",
+    "/admin/chatapp/mcpserver/import/",
+    "/admin/chatapp/quota/usage/",
     "/admin/chatapp/message/",
     "/admin/chatapp/approval/",
     "/admin/chatapp/mcpserver/",
@@ -458,16 +461,16 @@ def test_the_admin_names_our_models_and_fields_in_chinese(cast, chinese_conversa
     client.force_login(cast["ada"])
     # Protocol and format names stay: Streamable HTTP, SSE, OAuth, the mcpServers JSON.
     allowed = ALLOWED | {settings.COST_CURRENCY.lower(), "stop", "id", "github", "oauth", "sse", "streamable"}
-    allowed |= {
-        "mcpservers",
-        "https",
-        "openai",
-        "anthropic",
-        "shell",
-    }  # a preset's name; "shell" is kept in Chinese
+    # Also: a scheme, the provider APIs' vendors, and technical words Chinese admins write in Latin.
+    allowed |= {"mcpservers", "https", "openai", "anthropic", "shell", "slug", "csv"}
     for template in ADMIN_PAGES:
         url = template.format(
-            run=run.pk, policy=policy.pk, quota=quota.pk, server=server.pk, provider=provider.pk
+            conversation=chinese_conversation.pk,
+            run=run.pk,
+            policy=policy.pk,
+            quota=quota.pk,
+            server=server.pk,
+            provider=provider.pk,
         )
         response = client.get(url)
         assert response.status_code == 200, url
@@ -476,7 +479,14 @@ def test_the_admin_names_our_models_and_fields_in_chinese(cast, chinese_conversa
             r'<nav class="sticky" id="nav-sidebar".*?</nav>', "", response.content.decode(), flags=re.S
         )
         # Names stay: the provider APIs' names and the built-in provider's stored label.
-        for name in ("OpenAI Chat Completions", "OpenAI Responses", "Anthropic Messages", "Demo model"):
+        apps = ("Claude Desktop", "Cursor", "VS Code")  # the mcpServers import's sources
+        for name in (
+            "OpenAI Chat Completions",
+            "OpenAI Responses",
+            "Anthropic Messages",
+            "Demo model",
+            *apps,
+        ):
             html = html.replace(name, "")
         # The presets' names and the request fields the extra body may not set (protocol names).
         html = re.sub(r"(能力配置：|不能设置 )[a-z_, ]+", "", html)
