@@ -287,14 +287,26 @@ def _service_seconds(runs: list[Run]) -> float:
 
 
 def test_soak_twenty_hostile_runs_do_not_slow_twenty_normal_ones(cast, provider, live_stack):
-    """Normal runs' time in the worker (picked up to finished) stays within 2x of an idle worker's while
-    20 hostile runs (ReDoS searches, oversized SQL values, pointer-leaking SQL) run beside them.
-    Queueing before pick-up is per-user fairness, measured by the limits tests (issue 16 item 6)."""
+    """Normal runs' time in the worker (picked up to finished) beside 20 hostile runs (ReDoS searches,
+    oversized SQL values, pointer-leaking SQL) stays within 2x (plus 0.5 s of slack) of their time beside
+    20 benign twins: the same tools over the same files with harmless arguments.
+
+    The baseline carries the same number of runs. Since the worker carries every run at once (issue 15's
+    carrier) a run's time in the worker includes its share of the CPU with every other run in flight, so
+    40 runs against 20 on an otherwise idle worker measures the extra load, not the hostility (2.4x on two
+    cores). That figure is printed, not asserted. Queueing before pick-up is per-user fairness, measured
+    by the limits tests (issue 16 item 6)."""
     hostile_texts = [
         call("search_files", path=".", pattern="(a+)+$", target="content"),
         call("query_database", sql="SELECT hex(randomblob(400000000)) AS h", limit=1),
         call("search_files", path=".", pattern="(x+x+)+y", target="content"),
         call("query_database", sql="SELECT fts3_tokenizer('simple') AS p", limit=1),
+    ]
+    benign_texts = [
+        call("search_files", path=".", pattern="b+$", target="content"),
+        call("query_database", sql="SELECT hex(randomblob(16)) AS h", limit=1),
+        call("search_files", path=".", pattern="xy", target="content"),
+        call("query_database", sql="SELECT 1 AS p", limit=1),
     ]
     from django.contrib.auth import get_user_model
 
@@ -311,16 +323,25 @@ def test_soak_twenty_hostile_runs_do_not_slow_twenty_normal_ones(cast, provider,
             runs = list(pool.map(lambda pc: send(pc[0], pc[1], "hello"), people(prefix, 20)))
         return [wait_run(r.pk, timeout=180) for r in runs]
 
-    idle = _service_seconds(normal_batch("idle"))
-    evil = people("evil", 20)
-    for _, convo in evil:
-        (workspace(convo) / "evil.txt").write_text("\n".join("a" * n + "!" for n in range(25, 1200)))
-    with ThreadPoolExecutor(4) as pool:
-        hostile = pool.map(lambda i: send(evil[i][0], evil[i][1], hostile_texts[i % 4]), range(20))
-        busy_runs = normal_batch("busy")
-        hostile = list(hostile)
-    busy = _service_seconds(busy_runs)
-    for run in hostile:
-        assert wait_run(run.pk, timeout=180).status == "succeeded"
-    print(f"soak: median service time idle {idle:.2f} s, beside hostile runs {busy:.2f} s")
-    assert busy <= 2 * idle, (busy, idle)
+    def beside(prefix: str, texts: list[str]) -> tuple[float, list[Run]]:
+        """Normal runs' median service time while 20 runs sending ``texts`` run beside them."""
+        others = people(prefix, 20)
+        for _, convo in others:
+            (workspace(convo) / "evil.txt").write_text("\n".join("a" * n + "!" for n in range(25, 1200)))
+        with ThreadPoolExecutor(4) as pool:
+            twins = pool.map(lambda i: send(others[i][0], others[i][1], texts[i % 4]), range(20))
+            normal = normal_batch(f"{prefix}-normal")
+            twins = list(twins)
+        for run in twins:
+            assert wait_run(run.pk, timeout=180).status == "succeeded"
+        return _service_seconds(normal), twins
+
+    idle = _service_seconds(normal_batch("idle"))  # also warms the stack up
+    benign, _ = beside("benign", benign_texts)
+    hostile, _ = beside("evil", hostile_texts)
+    print(f"soak: median service time alone {idle:.2f} s, beside benign runs {benign:.2f} s, "
+          f"beside hostile runs {hostile:.2f} s")
+    # Half a second of slack: at these sub-second service times the twins' answer lengths (a refusal
+    # streams a longer sentence than "p: 1") and scheduling move the median by a few hundred ms; the
+    # failure this guards against (a worker held by one search) cost 160 s.
+    assert hostile <= 2 * benign + 0.5, (hostile, benign, idle)
