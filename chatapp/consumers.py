@@ -1,4 +1,6 @@
-"""The conversation websocket: live frames of every run, with back-fill on reconnect (R-RUN-5).
+"""The websockets: a conversation's live frames, and the approvers' feed (``ApprovalsConsumer``).
+
+The conversation websocket: live frames of every run, with back-fill on reconnect (R-RUN-5).
 
 The client sends ``{"resume": {"<run id>": <last seq>, ...}}`` (or nothing) once connected. The
 consumer joins the group first, then replays stored frames newer than what the client has; frames
@@ -26,6 +28,9 @@ from chatapp import event_log, frames
 from chatapp.access import can_view_conversation
 from chatapp.frame_limits import bounded_frame
 from chatapp.models import Conversation
+from chatapp.services import approval_feed
+from chatapp.services.approvals import may_approve
+from chatapp.services.approvals import summary as approvals_summary
 
 log = logging.getLogger(__name__)
 REPLAY_LIMIT = 5000
@@ -136,6 +141,61 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=encoded)
             return
         await self.send_json(message["frame"])
+
+    async def send_json(self, content: Any) -> None:
+        await self.send(text_data=json.dumps(content, ensure_ascii=False))
+
+
+class ApprovalsConsumer(AsyncWebsocketConsumer):
+    """The approvers' live feed (/ws/approvals/): the badge's count and the newest waiting call,
+    pushed whenever the approval queue changes (``services/approval_feed.py``). Only approvers
+    (``approvals.may_approve``) may open it; everyone else, anonymous included, is refused with 4403.
+    On connect it sends the queue as it is now, so a page that reconnects is never behind."""
+
+    open_sockets: Counter[int] = Counter()  # user id -> feeds open in this process
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated or not await self._may_approve(user):
+            await self.close(code=4403)
+            return
+        if self.open_sockets[user.pk] >= settings.MAX_WEBSOCKETS_PER_USER:
+            open_now = self.open_sockets[user.pk]
+            log.warning("user %s: approvals feed refused, %s already open", user.pk, open_now)
+            await self.accept()
+            await self.close(code=TOO_MANY_SOCKETS)
+            return
+        self.user_id = user.pk
+        self.open_sockets[user.pk] += 1
+        await self.channel_layer.group_add(approval_feed.GROUP, self.channel_name)
+        self.joined = True
+        await self.accept()
+        await self.send_json(await self._current())
+
+    @database_sync_to_async
+    def _may_approve(self, user: Any) -> bool:
+        return may_approve(user)
+
+    @database_sync_to_async
+    def _current(self) -> dict[str, Any]:
+        return {"type": "approvals", "change": "current", **approvals_summary()}
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "user_id"):
+            self.open_sockets[self.user_id] -= 1
+            if self.open_sockets[self.user_id] <= 0:
+                del self.open_sockets[self.user_id]
+        if getattr(self, "joined", False):
+            try:
+                await self.channel_layer.group_discard(approval_feed.GROUP, self.channel_name)
+            except Exception:  # noqa: BLE001 - Redis away: the membership expires with the group
+                log.warning("leaving %s failed", approval_feed.GROUP, exc_info=True)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        pass  # the feed only speaks; whatever a client sends is ignored
+
+    async def approvals_changed(self, message: dict[str, Any]) -> None:
+        await self.send_json({"type": "approvals", "change": message.get("change"), **message["summary"]})
 
     async def send_json(self, content: Any) -> None:
         await self.send(text_data=json.dumps(content, ensure_ascii=False))

@@ -16,4 +16,10 @@ def approvals_waiting(user: Any) -> dict[str, Any]:
 
     if user is None or not may_approve(user):
         return {"may_approve": False}
-    return {"may_approve": True, "pending_approvals": pending_count()}
+    from django.conf import settings
+
+    return {
+        "may_approve": True,
+        "pending_approvals": pending_count(),
+        "approvals_poll_seconds": settings.APPROVALS_POLL_SECONDS,
+    }

@@ -1,5 +1,8 @@
 from django.urls import path
 
-from chatapp.consumers import ConversationConsumer
+from chatapp.consumers import ApprovalsConsumer, ConversationConsumer
 
-websocket_urlpatterns = [path("ws/conversations/<int:conversation_id>/", ConversationConsumer.as_asgi())]
+websocket_urlpatterns = [
+    path("ws/conversations/<int:conversation_id>/", ConversationConsumer.as_asgi()),
+    path("ws/approvals/", ApprovalsConsumer.as_asgi()),
+]

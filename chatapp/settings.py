@@ -214,6 +214,9 @@ TOOL_LINK_WAIT_SECONDS = env_int("CLEARLOOP_TOOL_LINK_WAIT_SECONDS", 300, minimu
 MAX_RUNS_IN_FLIGHT_PER_USER = env_int("CLEARLOOP_MAX_RUNS_IN_FLIGHT_PER_USER", 4, minimum=1)
 MAX_SENDS_PER_MINUTE_PER_USER = env_int("CLEARLOOP_MAX_SENDS_PER_MINUTE_PER_USER", 20, minimum=1)
 MAX_WEBSOCKETS_PER_USER = env_int("CLEARLOOP_MAX_WEBSOCKETS_PER_USER", 20, minimum=1)
+# Approvers' pages hear of queue changes over /ws/approvals/; only while that socket is down do they
+# poll the count, this often (docs/interface.md).
+APPROVALS_POLL_SECONDS = env_int("CLEARLOOP_APPROVALS_POLL_SECONDS", 60, minimum=5)
 # Failed API key checks one client address may make per minute before it gets 429 (docs/api.md).
 API_KEY_FAILURES_PER_MINUTE = env_int("CLEARLOOP_API_KEY_FAILURES_PER_MINUTE", 20, minimum=1)
 # How long a non-streaming OpenAI-compatible request waits for its run before answering 504.

@@ -19,6 +19,7 @@ from chatapp.audit import record
 from chatapp.frames import Kind
 from chatapp.models import Approval, Run, ToolCall
 from chatapp.services import policies
+from chatapp.services.approval_feed import Change, changed_on_commit
 from chatapp.services.dispatch import enqueue_on_commit
 from chatapp.services.errors import ChatError
 from chatapp.services.run_lifecycle import move_locked
@@ -64,6 +65,25 @@ def pending_ids() -> list[int]:
     rules = policies.load_rules()
     rows = _undecided().values_list("pk", "name")
     return [pk for pk, name in rows if approver_for(name, rules) == "admin"]
+
+
+def summary() -> dict[str, Any]:
+    """What an approver's page shows and notifies: how many calls wait, and the newest of them (named
+    in a browser notification). The badge's poll (``/approvals/count/``) and the live feed
+    (``approval_feed``) send this same body."""
+    from django.urls import reverse
+
+    calls = pending()
+    latest = calls[-1] if calls else None
+    body: dict[str, Any] = {"pending": len(calls), "latest": None}
+    if latest is not None:
+        body["latest"] = {
+            "id": latest.pk,
+            "name": latest.name,
+            "user": latest.run.conversation.owner.get_username(),
+            "url": reverse("admin:chatapp_toolcall_change", args=[latest.pk]),
+        }
+    return body
 
 
 def pending_count() -> int:
@@ -143,6 +163,9 @@ def decide(call_pk: int, user: Any, *, approve: bool, reason: str = "") -> Appro
         if not still_waiting and run.status == Run.Status.AWAITING_APPROVAL and not run.cancel_requested:
             # A clean pause is not a crash: the resumed run starts its poison count afresh. Done here,
             # under the run's lock, because the paused segment's release_lease may not have run yet.
+            # The move announces the queue's change to the approvers (run_lifecycle).
             move_locked(run, Run.Status.QUEUED, seqs=seqs, actor=user.get_username(), deliveries=0)
             enqueue_on_commit(run.pk)
+        else:
+            changed_on_commit(Change.DECIDED)  # the run still waits: one call fewer in the queue
     return approval

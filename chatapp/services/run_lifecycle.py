@@ -16,7 +16,8 @@ One move is, in the caller's transaction and under the run's row lock: the trans
 illegal one raises ``IllegalTransition``), the row update (a terminal move also stamps
 ``finished_at``, drops the lease and takes undecided calls out of the approval queue), one audit
 record (``run_finished`` for a terminal move, ``run_status`` otherwise) and one ``status`` frame,
-stored and published on commit.
+stored and published on commit; a move into or out of ``awaiting_approval`` also tells the
+approvers' pages that the queue changed (``services/approval_feed.py``).
 ``tests/web/test_run_lifecycle.py`` checks the table and that no other module writes ``Run.status``.
 """
 
@@ -30,6 +31,7 @@ from django.utils import timezone
 from chatapp import event_log, frames
 from chatapp.audit import SYSTEM, record
 from chatapp.models import ACTIVE_STATUSES, TERMINAL_STATUSES, Run, ToolCall
+from chatapp.services.approval_feed import Change, changed_on_commit
 
 Status = Run.Status
 
@@ -110,7 +112,16 @@ def move_locked(
         record("run_status", run_id=run.pk, actor=actor, subject=run, payload={"from": str(current)})
     if publish:
         frames.publish_on_commit(run.conversation_id, [status_frame])
+    _announce_to_approvers(current, to)
     return status_frame
+
+
+def _announce_to_approvers(current: str, to: str) -> None:
+    """A run entering or leaving the wait for an admin changes the approvers' queue (approval_feed)."""
+    if to == Status.AWAITING_APPROVAL:
+        changed_on_commit(Change.REQUESTED)
+    elif current == Status.AWAITING_APPROVAL:
+        changed_on_commit(Change.DECIDED if to == Status.QUEUED else Change.VOIDED)
 
 
 def _close_undecided_calls(run_id: int, status: str) -> None:

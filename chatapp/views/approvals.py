@@ -1,15 +1,14 @@
-"""The approvers' badge and its live list: the tool calls that wait for an admin's decision (polled
-by static/js/approvals.js), and the chat's Allow once / Deny for calls whose policy asks the user."""
+"""The approvers' badge and its live list: the tool calls that wait for an admin's decision (pushed
+over /ws/approvals/, polled slowly as a fallback by static/js/approvals.js), and the chat's
+Allow once / Deny for calls whose policy asks the user."""
 
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
-from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
@@ -29,16 +28,7 @@ def count(request: HttpRequest) -> JsonResponse:
     """The badge's number and the newest waiting call (named in a browser notification)."""
     if not may_approve(request.user):
         return JsonResponse({"error": gettext("Only approvers see the approval queue.")}, status=403)
-    calls = approvals.pending()
-    latest = calls[-1] if calls else None
-    body: dict[str, Any] = {"pending": len(calls), "latest": None}
-    if latest is not None:
-        body["latest"] = {
-            "id": latest.pk,
-            "name": latest.name,
-            "user": latest.run.conversation.owner.get_username(),
-            "url": reverse("admin:chatapp_toolcall_change", args=[latest.pk]),
-        }
+    body = approvals.summary()
     response = JsonResponse(body)
     response["Cache-Control"] = "no-store"
     return response

@@ -1,7 +1,10 @@
 // Approvers see the tool calls that wait for them, on every page (chat, audit, admin), live: the
-// count is asked for every 5 s (one small query), the badge opens a list of the waiting calls (each
-// linked to its review page), and a new call is announced by a browser notification when the person
-// allowed them (asked only on a click: browsers refuse permission prompts without a gesture).
+// server pushes the count and the newest waiting call over /ws/approvals/ whenever the queue changes
+// (a call waits, is decided, or its run is stopped), the badge opens a list of the waiting calls (each
+// linked to its review page, reloaded on every change while open), and a new call is announced by a
+// browser notification when the person allowed them (asked only on a click: browsers refuse
+// permission prompts without a gesture). While the socket is down the count is polled slowly
+// (data-poll-seconds, 60 s); a refused socket (4403) stops reconnecting and leaves the poll.
 (function () {
   "use strict";
   const gettext = window.gettext || function (s) { return s; };
@@ -84,10 +87,50 @@
   }
   function poll() {
     fetch(root.dataset.url, { credentials: "same-origin", headers: { Accept: "application/json" } })
-      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (r) {
+        if (r.status === 403) { refused = true; stopPolling(); return null; }  // no longer an approver
+        return r.ok ? r.json() : null;
+      })
       .then(function (body) { if (body && typeof body.pending === "number") show(body); })
       .catch(function () { /* offline: the next poll tries again */ });
   }
-  setInterval(poll, 5000);
-  document.addEventListener("visibilitychange", function () { if (!document.hidden) poll(); });
+
+  // --- the push feed, with the slow poll while it is down ---------------------------------------
+  const pollMs = Math.max(5, parseInt(root.dataset.pollSeconds, 10) || 60) * 1000;
+  let socket = null;
+  let live = false;
+  let retryMs = 1000;
+  let poller = null;
+  let refused = false;
+  function startPolling() { if (poller === null && !refused) poller = setInterval(poll, pollMs); }
+  function stopPolling() { if (poller !== null) { clearInterval(poller); poller = null; } }
+  function setLive(on) {
+    live = on;
+    root.dataset.feed = on ? "live" : (refused ? "refused" : "polling");
+    if (on) stopPolling(); else startPolling();
+  }
+  function connect() {
+    if (!("WebSocket" in window) || refused) { setLive(false); return; }
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    try {
+      socket = new WebSocket(scheme + location.host + root.dataset.wsPath);
+    } catch (e) { setLive(false); return; }
+    socket.addEventListener("message", function (event) {
+      let body = null;
+      try { body = JSON.parse(event.data); } catch (e) { return; }
+      if (!live) { setLive(true); retryMs = 1000; }
+      if (body && body.type === "approvals" && typeof body.pending === "number") show(body);
+    });
+    socket.addEventListener("close", function (event) {
+      socket = null;
+      if (event.code === 4403) refused = true;  // not (or no longer) an approver: no retries
+      setLive(false);
+      if (refused) { stopPolling(); return; }
+      setTimeout(connect, retryMs);
+      retryMs = Math.min(retryMs * 2, 30000);
+    });
+  }
+  setLive(false);  // polls slowly until the feed says hello (its first message is the queue as it is)
+  connect();
+  document.addEventListener("visibilitychange", function () { if (!document.hidden && !live && !refused) poll(); });
 })();
