@@ -20,20 +20,27 @@ log = logging.getLogger(__name__)
 
 
 @app.task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
-def execute_run(run_id: int) -> None:
+def execute_run(run_id: int, queued_at: float | None = None) -> None:
     """Admit the run into this worker's runtime and return; the run goes on without this thread.
 
     The message stays unacknowledged while the worker is full (so the broker keeps it for a worker
     with room) and until the lease is taken; after that the lease, the heartbeat and the sweep
-    recover the run if this worker dies (``chatapp/worker/carrier.py``).
+    recover the run if this worker dies (``chatapp/worker/carrier.py``). ``queued_at``: when the
+    sender's transaction committed (the first of the run's start spans).
     """
     from chatapp.worker.carrier import Closing
     from chatapp.worker.driver import drive_segment
     from chatapp.worker.runtime import get_runtime
+    from chatapp.worker.start_spans import StartSpans
 
+    spans = StartSpans(run_id)
+    if queued_at is not None:
+        spans.mark("committed", queued_at)
+    spans.mark("received")
     runtime = get_runtime()
     try:
         runtime.runs.admit()
+        spans.mark("admitted")
     except Closing:
         raise Reject("the worker is shutting down", requeue=True) from None
     try:
@@ -41,11 +48,12 @@ def execute_run(run_id: int) -> None:
         if lease is None:
             runtime.runs.release()
             return
+        spans.mark("leased")
     except BaseException:
         runtime.runs.release()
         raise
     try:
-        runtime.runs.start(runtime.loop, run_id, lambda: drive_segment(runtime, run_id, lease))
+        runtime.runs.start(runtime.loop, run_id, lambda: drive_segment(runtime, run_id, lease, spans))
     except RuntimeError:
         runtime.db_now(release_lease, run_id, lease)
         raise Reject("the worker runtime is closed", requeue=True) from None

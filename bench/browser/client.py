@@ -29,6 +29,7 @@ class Stream:
     """What one client saw of one message."""
 
     rid: str
+    run_id: int = 0
     t_post: float = 0.0
     t_answered: float = 0.0
     t_first: float = 0.0
@@ -173,7 +174,8 @@ class BrowserUser:
             if not found:
                 stream.status, stream.error = "http", "no run id in the answer"
                 return stream
-            run = self._run(int(found[1]))
+            stream.run_id = int(found[1])
+            run = self._run(stream.run_id)
             async with asyncio.timeout(self.timeout):
                 await run.done.wait()
             if _missing(run):

@@ -44,6 +44,7 @@ if __package__ in (None, ""):
 
 from bench.browser.client import BrowserUser, direct_message  # noqa: E402
 from bench.browser.procs import Sampler, cpu_ms  # noqa: E402
+from bench.browser.spans import print_split, read_spans, split  # noqa: E402
 from bench.browser.stats import cell_figures, saturation  # noqa: E402
 from chatapp.devstack import free_port, port_open, wait_for  # noqa: E402
 
@@ -302,7 +303,8 @@ def run_cell(target: Target | None, upstream_base: str, c: int, delay: int, args
         return results, used, sampler, wall
 
     results, used, sampler, wall = asyncio.run(go())
-    figures = cell_figures(results, stamps(upstream_base), args.tokens)
+    stamped = stamps(upstream_base)
+    figures = cell_figures(results, stamped, args.tokens)
     n = max(1, figures["streams"])
     cpu: dict[str, float] = {}
     for name, ms in used.items():
@@ -320,6 +322,8 @@ def run_cell(target: Target | None, upstream_base: str, c: int, delay: int, args
         row["cores_used"] = round(sum(used.values()) / 1000 / wall, 2)
         row["peak_rss_mb"] = {k: round(v) for k, v in sampler.peak_rss.items() if not k.startswith("other")}
         row["pg_peak_backends"] = sampler.pg_peak_backends
+    if target:
+        row["before_model_split"] = split(results, stamped, read_spans(target.data_dir / "logs"))
     return row
 
 
@@ -404,6 +408,8 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
             print(f"{'':>12} {r['streams_back_filled']} streams lost live frames and back-filled them")
         if r["failures"]:
             print(f"{'':>12} failures ({r['failure_count']}): {r['failures'][:2]}")
+        if "before_model_split" in r:
+            print_split(r["before_model_p50"], r["before_model_split"])
 
 
 def parse_target(spec: str, args, data_root: Path, upstream: str) -> Target:

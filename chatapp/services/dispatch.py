@@ -9,6 +9,7 @@ again (``RUN_QUEUED_GRACE_SECONDS``, see ``chatapp/worker/sweep.py``). Nothing i
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -32,7 +33,8 @@ class Dispatch:
         from chatapp.celery import EXECUTE_RUN, app
 
         try:
-            app.send_task(EXECUTE_RUN, args=(self.run_id,))
+            # ``queued_at``: the first mark of the run's start spans (chatapp/worker/start_spans.py).
+            app.send_task(EXECUTE_RUN, args=(self.run_id,), kwargs={"queued_at": time.time()})
             self.sent = True
         except Exception:  # noqa: BLE001 - broker errors come from kombu, redis or sockets alike
             self.sent = False

@@ -23,6 +23,7 @@ from chatapp.worker.context import RunContext, load_run_context
 from chatapp.worker.lease import hand_back, release_lease, renew_lease, taken_over
 from chatapp.worker.recorder import RunRecorder
 from chatapp.worker.runtime import WorkerRuntime
+from chatapp.worker.start_spans import StartSpans
 from chatapp.worker.toolboxes import (
     SignInRequired,
     build_policy,
@@ -36,14 +37,16 @@ log = logging.getLogger(__name__)
 STOP_GRACE = 0.3
 
 
-async def drive_segment(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
+async def drive_segment(
+    runtime: WorkerRuntime, run_id: int, lease: str, spans: StartSpans | None = None
+) -> None:
     """One delivery of a run, as the worker's carrier starts it: drive it, then let go of the lease.
 
     Cancelled only when the worker shuts down with the run unfinished (``carrier.drain``): what the
     run produced is stored, and the lease is handed back without counting a delivery.
     """
     try:
-        await drive_run(runtime, run_id, lease)
+        await drive_run(runtime, run_id, lease, spans)
     except asyncio.CancelledError:
         await runtime.db(hand_back, run_id, lease)
         log.warning("run %s: handed back unfinished (the worker is shutting down)", run_id)
@@ -54,11 +57,17 @@ async def drive_segment(runtime: WorkerRuntime, run_id: int, lease: str) -> None
     await runtime.db(release_lease, run_id, lease)
 
 
-async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str) -> None:
+async def drive_run(
+    runtime: WorkerRuntime, run_id: int, lease: str, spans: StartSpans | None = None
+) -> None:
+    spans = spans or StartSpans(run_id)
+    spans.mark("driving")
     ctx: RunContext = await runtime.db(load_run_context, run_id)
+    spans.mark("context")
     # Every durable write checks the lease still holds the run (store.LeaseLost).
     coalesce = settings.STREAM_COALESCE_MS
     recorder = RunRecorder(runtime, run_id, ctx.conversation_id, ctx.last_seq, coalesce, lease)
+    recorder.spans = spans
     async with recorder:  # watches the run for a user's stop while it is driven
         await _drive(runtime, ctx, recorder, lease)
 
@@ -75,6 +84,7 @@ async def _drive(runtime: WorkerRuntime, ctx: RunContext, recorder: RunRecorder,
         # The "running" status frame went out when the lease was taken (services/run_lifecycle.py).
         provider = ctx.build_provider(await runtime.http_client())
         toolbox = await build_toolbox(runtime, ctx)
+        recorder.spans.mark("toolbox")
         recorder.tool_infos = toolbox.infos
         await _void_stale_approvals(runtime, ctx, toolbox)
         # The workspace toolbox is rooted at this conversation's folder already (see toolboxes.py).
@@ -97,6 +107,7 @@ async def _drive(runtime: WorkerRuntime, ctx: RunContext, recorder: RunRecorder,
             cache_key=f"clearloop-conversation-{ctx.conversation_id}",
             thinking_prefix_locked=bool(caps and caps.prefix_locked_thinking),
         )
+        recorder.spans.mark("agent")
         agent = asyncio.create_task(
             run_agent(ctx.state, provider, toolbox, recorder, loop_settings, build_policy(ctx, runtime))
         )

