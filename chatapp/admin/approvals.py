@@ -10,6 +10,7 @@ or act on it; everyone else gets 403.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from django import forms
@@ -19,7 +20,8 @@ from django.http import HttpRequest, HttpResponseNotAllowed, HttpResponseRedirec
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -117,8 +119,10 @@ def run_rounds(call: ToolCall) -> list[dict[str, Any]]:
 
 @admin.register(ToolCall)
 class ToolCallAdmin(admin.ModelAdmin):
-    list_display = ("id", "name", "server", "run_link", "user", "risk", "status", "age", "decision")
-    list_display_links = ("id", "name")
+    # What a call is and where it stands first: on a phone (375 px) the name and the status fit on
+    # screen and the rest scrolls inside the table's own box (static/css/approvals.css).
+    list_display = ("id", "tool", "status", "risk", "user", "age", "decision", "server", "run_link")
+    list_display_links = ("id", "tool")
     list_filter = (QueueFilter, "risk", "server")
     search_fields = ("name", "call_id", "run__conversation__owner__username")
     list_select_related = ("run__conversation__owner", "approval")
@@ -158,6 +162,13 @@ class ToolCallAdmin(admin.ModelAdmin):
         return False
 
     # --- columns --------------------------------------------------------------------------------
+
+    @admin.display(description=gettext_lazy("name"), ordering="name")
+    def tool(self, obj: ToolCall) -> str:
+        # A tool's name is one long identifier ("demo_tools__send_message"): break opportunities after
+        # its underscores let a narrow column wrap it between its words, never inside one.
+        parts = re.split(r"(?<=_)(?!_)", obj.name)
+        return format_html_join(mark_safe("<wbr>"), "{}", ((part,) for part in parts))
 
     @admin.display(description=gettext_lazy("run"), ordering="run_id")
     def run_link(self, obj: ToolCall) -> str:

@@ -53,7 +53,8 @@ def waiting_call(
 
 
 def page(response) -> str:
-    return html.unescape(response.content.decode())
+    # The queue's tool names carry break points (<wbr>) after their underscores, for phones.
+    return html.unescape(response.content.decode()).replace("<wbr>", "")
 
 
 def test_the_queue_lists_pending_calls_by_default(login, people):

@@ -40,7 +40,7 @@ def test_only_calls_for_an_admin_are_counted_listed_and_queued(login, two_waitin
     assert f'href="{QUEUE}{admin_call.pk}/change/"' in body and "demo_tools__ask_me" not in body
     assert "alice" in body and "high risk" in body
     assert "&lt;b&gt;hi&lt;/b&gt;" in body and "<b>hi</b>" not in body  # arguments are text, escaped
-    queue = html.unescape(client.get(QUEUE).content.decode())
+    queue = html.unescape(client.get(QUEUE).content.decode()).replace("<wbr>", "")  # names' break points
     assert "demo_tools__send_message" in queue and "demo_tools__ask_me" not in queue
     # The badge in every page header says the same number.
     assert 'data-role="approvals-count">1<' in client.get("/admin/").content.decode()
