@@ -185,7 +185,8 @@ def english_words(html: str, allowed: frozenset[str] | set[str] = ALLOWED) -> li
     """Words of Latin letters; names with dots, slashes, digits or underscores (config.yaml,
     read_file, gpt-4o) are identifiers, not sentences, and stay as they are."""
     parser = _VisibleText()
-    parser.feed(html)
+    # A break opportunity (<wbr>, e.g. after a tool name's underscores in the admin) is not a space.
+    parser.feed(html.replace("<wbr>", ""))
     return english_in(parser.chunks, allowed)
 
 
