@@ -3,7 +3,9 @@
 It plays a fully prompt-injected model: everything the demo model does (including
 ``[[demo:call TOOL {json}]]``, which makes any tool call the attacker wants), plus ``ERRKEY``: answer
 401 quoting the Authorization header it was sent, as some providers and proxies do
-("Incorrect API key provided: ..."). Served by uvicorn in a thread on a loopback port.
+("Incorrect API key provided: ..."). Served by uvicorn in a process of its own on a loopback port, as a
+provider is: a model served from the test process would share that process's GIL with the test's
+senders and pollers, and the soak test would time the harness along with the worker.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import threading
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import uvicorn
 from starlette.applications import Starlette
@@ -76,19 +80,30 @@ app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POS
 @contextlib.contextmanager
 def serve() -> Iterator[str]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)  # readiness poll of a server in this process
-    assert server.started, "the hostile model did not start"
+    port = sock.getsockname()[1]
+    sock.close()
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen([sys.executable, "-m", "tests.security.hostile_model", str(port)], cwd=root)
     try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+        deadline = time.monotonic() + 20
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                time.sleep(0.05)  # readiness poll of a child process
+        else:
+            raise AssertionError("the hostile model did not start")
+        yield f"http://127.0.0.1:{port}/v1"
     finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+if __name__ == "__main__":
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", lifespan="off")
