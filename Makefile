@@ -8,7 +8,7 @@ PYTHON ?= $(shell bash scripts/find_python.sh)
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/clearloop
 TEST_REDIS_URL    ?= redis://127.0.0.1:6379/14
 
-.PHONY: run check test install lint services system-deps bench conformance clean
+.PHONY: run check test install lint services system-deps bench conformance clean messages
 
 # Three install levels, each a stamp on pyproject.toml: `run` needs the app only; `check` adds the
 # dev toolchain; `test` adds what the live tiers use (Playwright, a websocket client, test servers).
@@ -46,6 +46,10 @@ system-deps:
 
 services:
 	@bash scripts/ensure_services.sh
+
+# The UI strings: makemessages (both domains) then compilemessages; needs GNU gettext (scripts/messages.sh).
+messages: $(BIN)/.installed-run
+	PYTHON=$(BIN)/python bash scripts/messages.sh
 
 lint: $(BIN)/.installed-dev
 	$(BIN)/ruff check .

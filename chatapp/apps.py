@@ -3,7 +3,7 @@ from django.utils.translation import gettext_noop
 
 # Django 6.1's blank choice label (admin selects, filters), not yet in Django's own Chinese catalogue:
 # listed here so ours (LOCALE_PATHS, read first) carries its translation.
-DJANGO_STRINGS = (gettext_noop("- Select an option -"),)
+DJANGO_STRINGS = (gettext_noop("- Select an option -"), gettext_noop("Filter by %(field_name)s"))
 
 
 class ChatappConfig(AppConfig):

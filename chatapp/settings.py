@@ -52,7 +52,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "channels",
     "django_htmx",
-    "axes",
+    "chatapp.axes_app.AxesConfig",  # django-axes, named in the admin's language
     # Only for its static files: the browsable API page is served from here, not from a CDN.
     "ninja",
     # Single sign-on with OpenID Connect (docs/sso.md): only the social login flow is used.

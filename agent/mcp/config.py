@@ -11,7 +11,16 @@ _SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 
 
 class McpConfigError(ValueError):
-    """A server configuration that cannot work (bad slug, missing command or URL ...)."""
+    """A server configuration that cannot work (bad slug, missing command or URL ...).
+
+    ``code`` names the rule and ``params`` its values (``server`` is the entry's name), so a host can
+    say it in its own language (chatapp/admin/engine_errors.py); the message stays the English one.
+    """
+
+    def __init__(self, message: str, code: str = "", **params: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params = params
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,15 +57,27 @@ class McpServerConfig:
         if not _SLUG_RE.match(self.name) or "__" in self.name:
             raise McpConfigError(
                 f"server name {self.name!r} must be a slug: lowercase letters, digits, '-' or '_', "
-                "at most 32 characters, no '__' (it separates server and tool names)"
+                "at most 32 characters, no '__' (it separates server and tool names)",
+                "name",
+                server=self.name,
             )
         if self.transport not in ("stdio", "http", "sse"):
-            raise McpConfigError(f"{self.name}: unknown transport {self.transport!r}")
+            raise McpConfigError(
+                f"{self.name}: unknown transport {self.transport!r}",
+                "transport",
+                server=self.name,
+                transport=self.transport,
+            )
         if self.transport == "stdio" and not self.command:
-            raise McpConfigError(f"{self.name}: a stdio server needs a command")
+            raise McpConfigError(f"{self.name}: a stdio server needs a command", "command", server=self.name)
         if self.transport != "stdio" and not (self.url and self.url.startswith(("http://", "https://"))):
-            raise McpConfigError(f"{self.name}: an {self.transport} server needs an http(s) url")
+            raise McpConfigError(
+                f"{self.name}: an {self.transport} server needs an http(s) url",
+                "url",
+                server=self.name,
+                transport=self.transport,
+            )
         if self.connect_timeout <= 0 or self.call_timeout <= 0:
-            raise McpConfigError(f"{self.name}: timeouts must be positive")
+            raise McpConfigError(f"{self.name}: timeouts must be positive", "timeouts", server=self.name)
         # A list given by a caller would make the frozen value mutable and unhashable.
         object.__setattr__(self, "args", tuple(self.args))

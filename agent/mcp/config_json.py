@@ -30,7 +30,7 @@ def slugify(name: str) -> str:
     slug = re.sub(r"[^a-z0-9_-]+", "-", name.strip().lower())
     slug = re.sub(r"_{2,}", "_", slug).strip("-_")[:32].strip("-_")
     if not slug:
-        raise McpConfigError(f"server name {name!r} has no usable characters")
+        raise McpConfigError(f"server name {name!r} has no usable characters", "no_slug", server=name)
     return slug
 
 
@@ -44,19 +44,23 @@ def parse_mcp_servers(data: str | Mapping[str, Any]) -> list[McpServerConfig]:
         try:
             data = json.loads(data)
         except json.JSONDecodeError as exc:
-            raise McpConfigError(f"not valid JSON: {exc}") from None
+            raise McpConfigError(f"not valid JSON: {exc}", "json", detail=str(exc)) from None
     if not isinstance(data, Mapping):
-        raise McpConfigError("expected a JSON object")
+        raise McpConfigError("expected a JSON object", "document")
     servers = data.get("mcpServers", data.get("servers"))
     if not isinstance(servers, Mapping):
-        raise McpConfigError('expected an object under "mcpServers"')
+        raise McpConfigError('expected an object under "mcpServers"', "servers")
     configs: list[McpServerConfig] = []
     seen: dict[str, str] = {}
     for raw_name, entry in servers.items():
         config = _parse_entry(str(raw_name), entry)
         if config.name in seen:
             raise McpConfigError(
-                f"servers {seen[config.name]!r} and {raw_name!r} share the slug {config.name!r}"
+                f"servers {seen[config.name]!r} and {raw_name!r} share the slug {config.name!r}",
+                "same_slug",
+                first=seen[config.name],
+                second=str(raw_name),
+                slug=config.name,
             )
         seen[config.name] = str(raw_name)
         configs.append(config)
@@ -67,20 +71,24 @@ def _str_map(value: Any, what: str, name: str) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, Mapping) or not all(isinstance(v, str | int | float) for v in value.values()):
-        raise McpConfigError(f"{name}: {what} must be an object of strings")
+        raise McpConfigError(
+            f"{name}: {what} must be an object of strings", "strings", server=name, field=what
+        )
     return {str(k): str(v) for k, v in value.items()}
 
 
 def _parse_entry(raw_name: str, entry: Any) -> McpServerConfig:
     if not isinstance(entry, Mapping):
-        raise McpConfigError(f"{raw_name}: entry must be an object")
+        raise McpConfigError(f"{raw_name}: entry must be an object", "entry", server=raw_name)
     name = slugify(raw_name)
     kind = str(entry.get("type") or entry.get("transport") or "").lower()
     enabled = not bool(entry.get("disabled", False))
     if "command" in entry or kind == "stdio":
         args = entry.get("args") or []
         if not isinstance(entry.get("command"), str) or not isinstance(args, list):
-            raise McpConfigError(f"{raw_name}: command must be a string and args a list")
+            raise McpConfigError(
+                f"{raw_name}: command must be a string and args a list", "command_args", server=raw_name
+            )
         return McpServerConfig(
             name=name,
             transport="stdio",
@@ -91,10 +99,12 @@ def _parse_entry(raw_name: str, entry: Any) -> McpServerConfig:
         )
     url = entry.get("url") or entry.get("serverUrl")
     if not isinstance(url, str):
-        raise McpConfigError(f"{raw_name}: needs either a command or a url")
+        raise McpConfigError(
+            f"{raw_name}: needs either a command or a url", "command_or_url", server=raw_name
+        )
     transport = _TYPE_ALIASES.get(kind) if kind else ("sse" if url.rstrip("/").endswith("/sse") else "http")
     if transport is None:
-        raise McpConfigError(f"{raw_name}: unknown type {kind!r}")
+        raise McpConfigError(f"{raw_name}: unknown type {kind!r}", "type", server=raw_name, kind=kind)
     return McpServerConfig(
         name=name,
         transport=transport,

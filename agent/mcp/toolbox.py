@@ -73,6 +73,8 @@ class McpToolbox:
                 server = server.name
             self.names.append(server)
         self.errors: dict[str, str] = {}  # server -> why its tools are missing from the listing
+        # server -> the McpError class behind ``errors`` (a host explains it in its own words)
+        self.error_kinds: dict[str, str] = {}
         self._routes: dict[str, _Route] = {}
 
     def _enabled(self) -> list[McpServerConfig]:
@@ -101,11 +103,13 @@ class McpToolbox:
                 found[config.name] = self.known[config.name]
             elif isinstance(result, McpError):
                 self.errors[config.name] = result.detail
+                self.error_kinds[config.name] = type(result).__name__
                 log.warning("MCP server %s left out of the tool list: %s", config.name, result.detail)
             elif isinstance(result, BaseException):
                 raise result
             else:
                 self.errors.pop(config.name, None)
+                self.error_kinds.pop(config.name, None)
                 found[config.name] = result
                 await self._listed(result)
         return found

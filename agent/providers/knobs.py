@@ -43,7 +43,16 @@ ANTHROPIC_MIN_BUDGET = 1024
 
 
 class KnobError(ValueError):
-    """A knob or extra body the preset cannot send; the message says why."""
+    """A knob or extra body the preset cannot send; the message says why.
+
+    ``code`` names the rule and ``params`` hold its values, so a host can say the same in its own
+    language (the admin does, in chatapp/admin/engine_errors.py); the message stays the English one.
+    """
+
+    def __init__(self, message: str, code: str = "", **params: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params = params
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,20 +72,35 @@ def validate_knobs(knobs: Knobs, caps: Capabilities, preset: str = "") -> None:
     if unsupported:
         supported = ", ".join(k for k in KNOBS if k in caps.knobs) or "none"
         raise KnobError(
-            f"preset {name!r} does not support {', '.join(unsupported)} (it supports: {supported})"
+            f"preset {name!r} does not support {', '.join(unsupported)} (it supports: {supported})",
+            "unsupported",
+            preset=name,
+            knobs=", ".join(unsupported),
+            supported=", ".join(k for k in KNOBS if k in caps.knobs),
         )
     allowed = EFFORTS.get(caps.knob_style)
     if knobs.reasoning_effort is not None and allowed and knobs.reasoning_effort not in allowed:
         raise KnobError(
-            f"reasoning effort {knobs.reasoning_effort!r} is not one of {', '.join(allowed)} for {name!r}"
+            f"reasoning effort {knobs.reasoning_effort!r} is not one of {', '.join(allowed)} for {name!r}",
+            "effort",
+            effort=knobs.reasoning_effort,
+            allowed=", ".join(allowed),
+            preset=name,
         )
     if knobs.thinking_budget is not None:
         if knobs.thinking is False:
-            raise KnobError("a thinking budget needs thinking on (or left at the provider's default)")
+            raise KnobError(
+                "a thinking budget needs thinking on (or left at the provider's default)",
+                "budget_needs_thinking",
+            )
         if knobs.thinking_budget <= 0:
-            raise KnobError("the thinking budget must be a positive number of tokens")
+            raise KnobError("the thinking budget must be a positive number of tokens", "budget_positive")
         if caps.knob_style == "anthropic" and knobs.thinking_budget < ANTHROPIC_MIN_BUDGET:
-            raise KnobError(f"Anthropic's thinking budget is at least {ANTHROPIC_MIN_BUDGET} tokens")
+            raise KnobError(
+                f"Anthropic's thinking budget is at least {ANTHROPIC_MIN_BUDGET} tokens",
+                "budget_minimum",
+                minimum=ANTHROPIC_MIN_BUDGET,
+            )
 
 
 def _json_type(value: Any) -> str:
@@ -94,12 +118,19 @@ def _json_type(value: Any) -> str:
 def validate_extra_body(value: Any) -> dict[str, Any]:
     """The extra body as a dict, or ``KnobError`` saying why it cannot be sent."""
     if not isinstance(value, dict):
-        raise KnobError(f"the extra body must be a JSON object, not {_json_type(value)}")
+        raise KnobError(
+            f"the extra body must be a JSON object, not {_json_type(value)}",
+            "extra_body_type",
+            got=_json_type(value),
+        )
     reserved = sorted(RESERVED_KEYS & set(value))
     if reserved:
         raise KnobError(
             f"the extra body may not set {', '.join(reserved)}: clearloop sends "
-            f"{'that field' if len(reserved) == 1 else 'those fields'} itself"
+            f"{'that field' if len(reserved) == 1 else 'those fields'} itself",
+            "extra_body_reserved",
+            fields=", ".join(reserved),
+            count=len(reserved),
         )
     return value
 

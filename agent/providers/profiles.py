@@ -274,6 +274,19 @@ PRESETS: dict[str, Preset] = {
     ),
 }
 
+
+class ProfileError(ValueError):
+    """A preset or capability override that cannot be resolved; the message says why.
+
+    ``code`` names the rule and ``params`` its values, so a host can say it in its own language.
+    """
+
+    def __init__(self, message: str, code: str = "", **params: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params = params
+
+
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Capabilities)) - {"kind"}
 
 
@@ -282,7 +295,12 @@ def resolve(preset: str, model: str, overrides: dict[str, Any] | None = None) ->
     try:
         chosen = PRESETS[preset]
     except KeyError:
-        raise ValueError(f"unknown provider preset {preset!r}; expected one of {sorted(PRESETS)}") from None
+        raise ProfileError(
+            f"unknown provider preset {preset!r}; expected one of {sorted(PRESETS)}",
+            "unknown_preset",
+            preset=preset,
+            known=sorted(PRESETS),
+        ) from None
     caps = chosen.base
     for pattern, changes in chosen.model_rules:
         if re.search(pattern, model):
@@ -291,7 +309,12 @@ def resolve(preset: str, model: str, overrides: dict[str, Any] | None = None) ->
     if overrides:
         unknown = set(overrides) - _FIELDS
         if unknown:
-            raise ValueError(f"unknown capability override(s) {sorted(unknown)}; known: {sorted(_FIELDS)}")
+            raise ProfileError(
+                f"unknown capability override(s) {sorted(unknown)}; known: {sorted(_FIELDS)}",
+                "unknown_override",
+                unknown=sorted(unknown),
+                known=sorted(_FIELDS),
+            )
         for name in ("tool_result_media", "user_image_media"):
             if isinstance(overrides.get(name), list | tuple | set):  # JSON gives a list
                 overrides = {**overrides, name: frozenset(overrides[name])}
@@ -306,6 +329,14 @@ def _check(caps: Capabilities) -> None:
     for name in _FIELDS:
         hint, value = hints[name], getattr(caps, name)
         if get_origin(hint) is Literal and value not in get_args(hint):
-            raise ValueError(f"{name} must be one of {get_args(hint)}, not {value!r}")
+            raise ProfileError(
+                f"{name} must be one of {get_args(hint)}, not {value!r}",
+                "override_choice",
+                field=name,
+                allowed=get_args(hint),
+                value=repr(value),
+            )
         if hint is bool and not isinstance(value, bool):
-            raise ValueError(f"{name} must be true or false, not {value!r}")
+            raise ProfileError(
+                f"{name} must be true or false, not {value!r}", "override_bool", field=name, value=repr(value)
+            )

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext
 
 from chatapp.redaction import secret_named
 from chatapp.services.mcp_config import ENV_PREFIX
@@ -39,7 +40,10 @@ def unmask(posted: Any, stored: Mapping[str, Any] | None, field: str) -> Any:
     for key, value in posted.items():
         if value == MASK:
             if key not in stored:
-                raise forms.ValidationError(f"{field}: enter the value of {key!r} (it is not stored yet)")
+                raise forms.ValidationError(
+                    gettext("%(field)s: enter the value of %(key)s (it is not stored yet)")
+                    % {"field": field, "key": repr(key)}
+                )
             value = stored[key]
         out[key] = value
     return out

@@ -19,10 +19,17 @@ from agent.mcp import McpConfigError, McpServerConfig
 from chatapp.admin.masking import MASK, MaskedJsonMixin
 from chatapp.admin.texts import lazy_percent
 from chatapp.models import McpOAuthGrant, McpServer
+from chatapp.services.engine_errors import engine_message
 from chatapp.services.mcp_io import export_servers, import_servers
 from chatapp.services.probes import ServerReport, probe_servers
 
 MAX_TESTED = 10
+# What an import did to each server (services.mcp_io.Imported.action).
+IMPORT_ACTIONS = {
+    "created": gettext_lazy("created %(name)s (%(transport)s)"),
+    "updated": gettext_lazy("updated %(name)s (%(transport)s)"),
+    "unchanged": gettext_lazy("unchanged %(name)s (%(transport)s)"),
+}
 ENV_HELP = lazy_percent(
     gettext_noop(
         'A value written "env:NAME" is read from the environment of the process that starts the server '
@@ -115,7 +122,7 @@ class McpServerForm(MaskedJsonMixin, forms.ModelForm):
                 call_timeout=data.get("call_timeout") or 0,
             )
         except McpConfigError as exc:
-            raise forms.ValidationError(str(exc)) from exc
+            raise forms.ValidationError(engine_message(exc)) from exc
         return data
 
 
@@ -250,13 +257,18 @@ class McpServerAdmin(admin.ModelAdmin):
             try:
                 done = import_servers(form.cleaned_data["document"])
             except McpConfigError as exc:
-                form.add_error(None, f"Nothing was imported: {exc}")
+                form.add_error(
+                    None, gettext("Nothing was imported: %(reason)s") % {"reason": engine_message(exc)}
+                )
             else:
                 if not done:
-                    self.message_user(request, "The document lists no servers.", messages.WARNING)
+                    self.message_user(request, gettext("The document lists no servers."), messages.WARNING)
                 for item in done:
                     self.message_user(
-                        request, f"{item.action} {item.name} ({item.transport})", messages.SUCCESS
+                        request,
+                        IMPORT_ACTIONS.get(item.action, IMPORT_ACTIONS["updated"])
+                        % {"name": item.name, "transport": item.transport},
+                        messages.SUCCESS,
                     )
                 return HttpResponseRedirect(reverse("admin:chatapp_mcpserver_changelist"))
         context = {

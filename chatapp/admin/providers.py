@@ -17,6 +17,7 @@ from chatapp.admin.masking import MASK, MaskedJsonMixin
 from chatapp.admin.texts import lazy_percent
 from chatapp.models import ModelPrice, ProviderConfig
 from chatapp.secrets import encrypt
+from chatapp.services.engine_errors import engine_message
 from chatapp.services.probes import ProviderCheck, check_provider
 
 MAX_TESTED = 5  # one action never waits on more endpoints than this
@@ -116,7 +117,7 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
         try:
             return knobs.validate_extra_body(value)
         except knobs.KnobError as exc:
-            raise forms.ValidationError(str(exc)) from exc
+            raise forms.ValidationError(engine_message(exc)) from exc
 
     def clean(self) -> dict:
         data: dict[str, Any] = super().clean() or {}
@@ -133,7 +134,7 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
             try:
                 capabilities = profiles.resolve(preset, model)
             except ValueError as exc:
-                self.add_error("preset", str(exc))
+                self.add_error("preset", engine_message(exc))
             else:
                 if capabilities.kind != kind:
                     self.add_error(
@@ -146,7 +147,7 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
                     try:
                         capabilities = profiles.resolve(preset, model, overrides)
                     except (ValueError, TypeError) as exc:
-                        self.add_error("capability_overrides", str(exc))
+                        self.add_error("capability_overrides", engine_message(exc))
                 self._clean_knobs(data, capabilities, preset)
         if data.get("api_key") and data.get("clear_api_key"):
             self.add_error("clear_api_key", gettext("either enter a new key or remove the stored one"))
@@ -163,24 +164,29 @@ class ProviderConfigForm(MaskedJsonMixin, forms.ModelForm):
             try:
                 knobs.validate_knobs(knobs.Knobs(**{name: getattr(chosen, name)}), caps, preset)
             except knobs.KnobError as exc:
-                self.add_error(name, str(exc))
+                self.add_error(name, engine_message(exc))
                 return
         try:
             knobs.validate_knobs(chosen, caps, preset)
         except knobs.KnobError as exc:
-            self.add_error("thinking_budget", str(exc))
+            self.add_error("thinking_budget", engine_message(exc))
             return
         if caps.knob_style == "qwen" and chosen.thinking and not caps.stream:
             # DashScope: thinking "only supports incremental output" (deep-thinking guide).
-            self.add_error("thinking", "Qwen's thinking mode needs streaming; remove the stream override")
+            self.add_error(
+                "thinking", gettext("Qwen's thinking mode needs streaming; remove the stream override")
+            )
             return
         limit = data.get("max_output_tokens") or caps.default_max_output_tokens
         budget = chosen.thinking_budget
         if caps.knob_style == "anthropic" and budget and limit and budget >= limit:
             self.add_error(
                 "thinking_budget",
-                f"must be below the output limit ({limit} tokens): "
-                "Anthropic counts thinking against max_tokens",
+                gettext(
+                    "must be below the output limit (%(limit)s tokens): Anthropic counts thinking "
+                    "against max_tokens"
+                )
+                % {"limit": limit},
             )
 
     def save(self, commit: bool = True) -> ProviderConfig:

@@ -8,7 +8,8 @@ from chatapp.models.fields import EncryptedValuesJSONField
 
 # The engine's rule (agent/mcp/config.py): tools are exposed as server__tool, so no "__" in a name.
 mcp_name_validator = RegexValidator(
-    r"^(?!.*__)[a-z0-9][a-z0-9_\-]{0,31}$", "lowercase letters, digits, _ and -; at most 32; no '__'"
+    r"^(?!.*__)[a-z0-9][a-z0-9_\-]{0,31}$",
+    _("Enter a name of lowercase letters, digits, _ and - (at most 32, no '__')."),
 )
 
 

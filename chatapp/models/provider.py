@@ -12,12 +12,20 @@ def validate_key_env(name: str) -> None:
 
     if name and not key_env_allowed(name):
         raise ValidationError(
-            f"{name!r} is not an allowed key variable: use CLEARLOOP_KEY_<NAME> or <NAME>_API_KEY "
-            "(CLEARLOOP_PROVIDER_KEY_ENV_PATTERN), so no other setting of the server can be sent out"
+            gettext(
+                "%(name)s is not an allowed key variable: use CLEARLOOP_KEY_<NAME> or <NAME>_API_KEY "
+                "(CLEARLOOP_PROVIDER_KEY_ENV_PATTERN), so no other setting of the server can be sent out"
+            ),
+            code="key_env",
+            params={"name": repr(name)},
         )
 
 
-slug_validator = RegexValidator(r"^[a-z0-9][a-z0-9_\-]{0,39}$", "lowercase letters, digits, _ and -")
+# Lazy: the message is read in the language of the form that shows it.
+slug_validator = RegexValidator(
+    r"^[a-z0-9][a-z0-9_\-]{0,39}$",
+    _("Enter a name of lowercase letters, digits, _ and - (at most 40, starting with a letter or digit)."),
+)
 
 
 class ProviderConfig(models.Model):

@@ -27,6 +27,8 @@ from typing import Any
 
 import httpx
 from django.conf import settings
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from agent.mcp import McpConfigError, McpPool, McpServerConfig, McpToolbox
 from agent.messages import Message as AgentMessage
@@ -36,6 +38,7 @@ from agent.toolbox import ToolInfo
 from chatapp.models import McpServer, ProviderConfig
 from chatapp.redaction import redact_text
 from chatapp.services import policies
+from chatapp.services.engine_errors import engine_message
 from chatapp.services.mcp_catalogues import keep_catalogue
 from chatapp.services.mcp_config import to_config, user_config
 
@@ -90,22 +93,27 @@ def check_provider(config: ProviderConfig, *, timeout: float = PROVIDER_TIMEOUT)
         return ProviderCheck(
             config.name,
             False,
-            f"TimeoutError: no complete answer within {timeout:g} s",
+            gettext("TimeoutError: no complete answer within %(seconds)s s") % {"seconds": f"{timeout:g}"},
             elapsed,
             "TimeoutError",
         )
     except Exception as exc:  # noqa: BLE001 - boundary: any failure is the report, shown to the admin
         elapsed = (time.monotonic() - started) * 1000
         name = type(exc).__name__
-        return ProviderCheck(config.name, False, redact_text(f"{name}: {exc}"), elapsed, name)
+        # The class stays; an engine configuration error is said in the admin's language, and what
+        # an upstream sent stays as it sent it.
+        return ProviderCheck(config.name, False, redact_text(f"{name}: {engine_message(exc)}"), elapsed, name)
     elapsed = (time.monotonic() - started) * 1000
     text = response.text or ""
-    message = (
-        f"answered in {elapsed:.0f} ms: {text[:80]!r} (model {response.model or config.model}, "
-        f"finish_reason {response.finish_reason}"
-        + (f" / {response.finish_reason_raw}" if response.finish_reason_raw else "")
-        + ")"
+    reason = response.finish_reason + (
+        f" / {response.finish_reason_raw}" if response.finish_reason_raw else ""
     )
+    message = gettext("answered in %(ms)s ms: %(text)s (model %(model)s, finish_reason %(reason)s)") % {
+        "ms": f"{elapsed:.0f}",
+        "text": repr(text[:80]),
+        "model": response.model or config.model,
+        "reason": reason,
+    }
     return ProviderCheck(config.name, True, redact_text(message), elapsed)
 
 
@@ -134,6 +142,8 @@ class ServerReport:
     transport: str
     status: str  # connected | sign_in_needed | error
     protocol_version: str | None = None
+    error_class: str | None = None  # the McpError class (or TimeoutError, McpConfigError) behind error
+    summary: str = ""  # the error in the reader's words; ``error`` keeps the technical detail
     server_info: dict[str, Any] | None = None
     instructions: str | None = None
     error: str | None = None
@@ -182,7 +192,7 @@ async def _shape(infos: list[ToolInfo], rules: list, trusted: set[str]) -> list[
                 offered=info.spec.name in offered,
                 tier=rule.tier,
                 needs_approval=rule.needs_approval,
-                disabled_reason=info.disabled_reason or (None if rule.enabled else "disabled by a policy"),
+                disabled_reason=info.disabled_reason or (None if rule.enabled else POLICY_DISABLED),
                 hints=dict(info.hints),
             )
         )
@@ -198,6 +208,7 @@ async def _probe_one(
         infos = await asyncio.wait_for(toolbox.list_tools(), config.connect_timeout + MCP_EXTRA_SECONDS)
     except TimeoutError:
         report.error = f"no tool list within {config.connect_timeout + MCP_EXTRA_SECONDS:g} s"
+        report.error_class = "TimeoutError"
         infos = []
     if config.name in toolbox.signed_out:
         report.status = "sign_in_needed"  # probe_servers says who signs in, and where
@@ -209,6 +220,7 @@ async def _probe_one(
     report.instructions = status.get("instructions")
     if report.error is None and config.name in toolbox.errors:
         report.error = toolbox.errors[config.name]
+        report.error_class = toolbox.error_kinds.get(config.name)
     if report.error is None:
         report.status = "connected"
         report.tools = await _shape(infos, rules, trusted)
@@ -241,7 +253,11 @@ async def _probe(configs: list[McpServerConfig], rules: list) -> list[ServerRepo
         if isinstance(result, BaseException):  # a bug or an SDK surprise: still only this server
             reports.append(
                 ServerReport(
-                    config.name, config.transport, "error", error=f"{type(result).__name__}: {result}"
+                    config.name,
+                    config.transport,
+                    "error",
+                    error=f"{type(result).__name__}: {result}",
+                    error_class="unexpected",
                 )
             )
         else:
@@ -249,12 +265,51 @@ async def _probe(configs: list[McpServerConfig], rules: list) -> list[ServerRepo
     return reports
 
 
-SIGN_IN_ADVICE: dict[str, str] = {
-    McpServer.AuthMode.SHARED: "Nobody is signed in for everyone, or that sign-in is no longer valid: "
-    "use “Sign in for everyone” on this server's page.",
-    McpServer.AuthMode.PER_USER: "Each user signs in to this server, and you are not signed in (or "
-    "your sign-in is no longer valid): use “Sign in with my account” on this server's page to test it.",
+# Lazy, and read when a report is made: the admin's test shows them in the admin's language (the
+# mcp_tools command, which has no reader, in English).
+SIGN_IN_ADVICE: dict[str, Any] = {
+    McpServer.AuthMode.SHARED: _(
+        "Nobody is signed in for everyone, or that sign-in is no longer valid: "
+        "use “Sign in for everyone” on this server's page."
+    ),
+    McpServer.AuthMode.PER_USER: _(
+        "Each user signs in to this server, and you are not signed in (or "
+        "your sign-in is no longer valid): use “Sign in with my account” on this server's page to test it."
+    ),
 }
+POLICY_DISABLED = "disabled by a policy"
+# What each failure means, in words; ``ServerReport.error`` keeps the technical detail beside it.
+FAILURES: dict[str, Any] = {
+    "McpConfigError": _("The server's settings cannot work."),
+    "TimeoutError": _("The server sent no tool list in time (its connect timeout plus %(extra)s s)."),
+    "ServerUnavailableError": _(
+        "The server could not be started or reached, or did not complete the handshake."
+    ),
+    "ServerStartTimeoutError": _(
+        "The server did not start and complete the handshake within its connect timeout."
+    ),
+    "CallTimeoutError": _("The server did not answer the tool list request in time."),
+    "ConnectionLostError": _("The connection to the server was lost while listing its tools."),
+    "SessionExpiredError": _("The server ended the session while listing its tools."),
+    "RemoteError": _("The server answered the tool list request with an error."),
+    "UnknownServerError": _("The server is not configured."),
+    "unexpected": _(
+        "Testing the server failed unexpectedly (see the detail; the other servers were tested)."
+    ),
+}
+UNKNOWN_FAILURE = _("The server could not be tested.")
+
+
+def _explain(report: ServerReport, mode: str) -> None:
+    """The report's summary in the active language (see FAILURES, SIGN_IN_ADVICE)."""
+    if report.sign_in_needed:
+        report.summary = gettext("Sign-in needed. %(advice)s") % {"advice": SIGN_IN_ADVICE.get(mode, "")}
+    elif report.error:
+        template = FAILURES.get(report.error_class or "", UNKNOWN_FAILURE)
+        report.summary = str(template) % {"extra": f"{MCP_EXTRA_SECONDS:g}"}
+    for tool in report.tools:
+        if tool.disabled_reason == POLICY_DISABLED:
+            tool.disabled_reason = gettext("disabled by a policy")
 
 
 def probe_servers(servers: Iterable[McpServer], user_id: int | None = None) -> list[ServerReport]:
@@ -277,14 +332,15 @@ def probe_servers(servers: Iterable[McpServer], user_id: int | None = None) -> l
             config = user_config(row, user_id) if user_id is not None else to_config(row)
             configs.append(dataclasses.replace(config, enabled=True))
         except McpConfigError as exc:
-            reports[row.name] = ServerReport(row.name, row.transport, "error", error=str(exc))
+            reports[row.name] = ServerReport(
+                row.name, row.transport, "error", error=engine_message(exc), error_class="McpConfigError"
+            )
     if configs:
         for report in asyncio.run(_probe(configs, rules)):
             reports[report.server] = report
     modes = {row.name: row.auth_mode for row in rows}
     for report in reports.values():
-        if report.sign_in_needed:
-            report.error = f"Sign-in needed. {SIGN_IN_ADVICE.get(modes[report.server], '')}"
+        _explain(report, modes[report.server])
         if report.error:
             report.error = redact_text(report.error)
     return [reports[row.name] for row in rows if row.name in reports]

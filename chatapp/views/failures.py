@@ -103,6 +103,9 @@ def _sentence(run: Run, server: str, name: str) -> str:
 def explain(run: Run) -> Failure:
     provider = ProviderConfig.objects.filter(name=run.provider_name).first()
     server, name = _where(provider, run)
-    technical = f"{run.error_class}: {run.error}" if run.error_class else (run.error or "")
+    # The class is a name and stays; a stored English text clearloop wrote (a budget stop, a fixed
+    # engine failure) is shown in the page's language, what an upstream sent stays as it sent it.
+    detail = shown((run.error or "").strip())
+    technical = f"{run.error_class}: {detail}" if run.error_class else detail
     admin_url = f"/admin/chatapp/providerconfig/{provider.pk}/change/" if provider else ""
     return Failure(text=_sentence(run, server, name), technical=technical, admin_url=admin_url)

@@ -563,3 +563,122 @@ def test_stored_english_errors_and_reasons_are_shown_in_the_readers_language(cas
     # The rows themselves are untouched.
     assert Run.objects.get(pk=stopped.pk).error == "Stopped by the user."
     assert Run.objects.get(pk=budget.pk).error == stored_budget
+
+
+def test_the_technical_failure_line_keeps_the_class_and_says_clearloops_words_in_chinese(
+    cast, chinese_conversation
+):
+    """The trace's "Failed with <code>" line: the error class is a name and stays; what clearloop
+    itself stored in English (a budget stop) is shown in the reader's language, like the sentence
+    above it. What an upstream sent stays as it sent it (see test_failures_approval_cards...)."""
+    budget = _stopped_run(chinese_conversation, "继续", status="failed", error_class="BudgetExceeded")
+    Run.objects.filter(pk=budget.pk).update(
+        error="The daily token budget is used up: 1,234 tokens today, the limit is 1,000 tokens "
+        "(your quota). It resets at midnight (UTC)."
+    )
+    lines = {}
+    for language in ("zh-CN", "en"):
+        client = Client(HTTP_ACCEPT_LANGUAGE=language)
+        client.force_login(cast["alice"])
+        page = client.get(f"/c/{chinese_conversation.pk}/").content.decode()
+        lines[language] = re.search(
+            r'<p class="error-detail" data-role="error-detail">(.*?)</p>', page, re.S
+        )[1]
+    chinese, english = lines["zh-CN"], lines["en"]
+    assert chinese.startswith("失败原因 <code>BudgetExceeded: 每日 Token 预算已用完：今天已用 1,234 Token")
+    assert "The daily token budget" not in chinese and "your quota" not in chinese
+    assert english.startswith("Failed with <code>BudgetExceeded: The daily token budget is used up")
+
+
+def test_the_admin_error_states_test_results_and_axes_pages_have_no_english_left(cast, settings):
+    """The admin pages a Chinese admin meets when something is refused or tested: the provider and
+    MCP server forms with an engine error and a validator error shown, the MCP Test connection
+    report, and django-axes' section (its own catalogue has no Chinese). Technical details inside
+    <code> (an exception class, what a server printed) stay as they are."""
+    from axes.models import AccessAttempt, AccessFailureLog, AccessLog
+
+    from chatapp.models import McpServer, ProviderConfig
+    from tests.admin.test_admin_chinese import mcp_form, post_provider
+
+    provider = ProviderConfig.objects.create(name="local", base_url="http://127.0.0.1:9/v1", model="m")
+    broken = McpServer.objects.create(name="broken", command="/nonexistent/mcp-server", connect_timeout=5)
+    McpServer.objects.create(name="remote", transport="http", url="")
+    attempt = AccessAttempt.objects.create(
+        username="mallory",
+        ip_address="10.0.0.9",
+        user_agent="curl",
+        http_accept="*/*",
+        path_info="/login/",
+        get_data="",
+        post_data="",
+        failures_since_start=2,
+    )
+    log = AccessLog.objects.create(username="ada", ip_address="10.0.0.1", user_agent="curl", path_info="/")
+    failure = AccessFailureLog.objects.create(username="mallory", ip_address="10.0.0.9", user_agent="curl")
+    client = Client(HTTP_ACCEPT_LANGUAGE="zh-CN")
+    client.force_login(cast["ada"])
+    pages = {
+        "provider form, refused": post_provider(
+            client, name="Local!", api_key_env="HOME", preset="nope", extra_body='{"model": "x"}'
+        ),
+        "provider form, refused knobs": post_provider(client, reasoning_effort="huge", thinking="on"),
+        "mcp form, refused": client.post(
+            f"/admin/chatapp/mcpserver/{broken.pk}/change/",
+            mcp_form(name="broken", transport="sse", command="", env='{"TOKEN": "********"}'),
+        ),
+        "mcp import, refused": client.post("/admin/chatapp/mcpserver/import/", {"document": "[]"}),
+        "test connection": client.post(
+            "/admin/chatapp/mcpserver/",
+            {
+                "action": "test_connection",
+                "_selected_action": list(McpServer.objects.values_list("pk", flat=True)),
+            },
+        ),
+    }
+    for url in (
+        "/admin/",
+        "/admin/axes/",
+        "/admin/axes/accessattempt/",
+        f"/admin/axes/accessattempt/{attempt.pk}/change/",
+        "/admin/axes/accesslog/",
+        f"/admin/axes/accesslog/{log.pk}/change/",
+        "/admin/axes/accessfailurelog/",
+        f"/admin/axes/accessfailurelog/{failure.pk}/change/",
+        f"/admin/chatapp/providerconfig/{provider.pk}/change/",
+    ):
+        pages[url] = client.get(url)
+    # Identifiers and protocol words (as in test_the_admin_names_our_models_and_fields_in_chinese),
+    # the values of the refused settings, and the names in the rows.
+    allowed = ALLOWED | {settings.COST_CURRENCY.lower(), "id", "github", "oauth", "sse", "streamable"}
+    allowed |= {"mcpservers", "https", "openai", "anthropic", "shell", "slug", "csv", "ip", "get", "post"}
+    allowed |= {"sha-256", "user-agent", "accept", "url", "curl", "stdio", "nope", "huge", "none", "minimal"}
+    allowed |= {"low", "medium", "high", "xhigh", "reasoning_effort", "thinking", "model", "clearloop_key_"}
+    names = {
+        "ada",
+        "mallory",
+        "local",
+        "broken",
+        "remote",
+        "alice",
+        "bob",
+        "otto",
+        "auditors",
+        "m",
+        "env",
+        "home",
+    }
+    for what, response in pages.items():
+        assert response.status_code == (400 if what == "mcp import, refused" else 200), what
+        page = response.content.decode()
+        page = re.sub(r"<code[^>]*>.*?</code>", "", page, flags=re.S)
+        for name in ("OpenAI Chat Completions", "OpenAI Responses", "Anthropic Messages", "Demo model"):
+            page = page.replace(name, "")
+        for name in ("Claude Desktop", "Cursor", "VS Code"):
+            page = page.replace(name, "")
+        page = re.sub(r"(能力配置：|不能设置 |以下之一：)[\['a-z_, \]-]+", "", page)
+        # axes' objects name themselves in English (their __str__ is not marked for translation).
+        page = re.sub(r"(Attempted Access|Access Log for|Failed access)[^<\"]*", "", page)
+        page = re.sub(r"CLEARLOOP_\w+|\w+_API_KEY|<NAME>", "", page)
+        words = [w for w in english_words(page, allowed) if w.lower() not in names]
+        assert " ".join(words) == "", what
+    assert "登录限制" in pages["/admin/"].content.decode()

@@ -53,7 +53,8 @@ class Command(BaseCommand):
 
     def _print(self, report: ServerReport) -> None:
         if not report.connected:
-            self.stdout.write(f"{report.server} ({report.transport}): error: {report.error}")
+            why = " ".join(part for part in (report.summary, report.error or "") if part)
+            self.stdout.write(f"{report.server} ({report.transport}): error: {why}")
             return
         self.stdout.write(
             f"{report.server} ({report.transport}): connected, protocol {report.protocol_version}, "
