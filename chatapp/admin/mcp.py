@@ -239,9 +239,13 @@ class McpServerAdmin(admin.ModelAdmin):
     def export_json(self, request: HttpRequest, queryset):
         export = export_servers(queryset.order_by("name"))
         for line in export.masked:
-            self.message_user(request, f"Exported as a placeholder: {line}", messages.INFO)
+            self.message_user(
+                request, gettext("Exported as a placeholder: %(value)s") % {"value": line}, messages.INFO
+            )
         for line in export.skipped:
-            self.message_user(request, f"Not exported: {line}", messages.WARNING)
+            self.message_user(
+                request, gettext("Not exported: %(reason)s") % {"reason": line}, messages.WARNING
+            )
         response = HttpResponse(
             json.dumps(export.document, indent=2, ensure_ascii=False),
             content_type="application/json; charset=utf-8",

@@ -22,6 +22,7 @@ from django.db import transaction
 from agent.mcp import McpConfigError, McpServerConfig, dump_mcp_servers, parse_mcp_servers
 from agent.mcp.config import TransportKind
 from chatapp.models import McpServer
+from chatapp.services.engine_errors import engine_message
 from chatapp.services.mcp_config import ENV_PREFIX
 
 # Fields the mcpServers format carries; the others (timeouts, gateway, trusted) keep their value on
@@ -123,6 +124,6 @@ def export_servers(rows: Iterable[McpServer], *, include_secrets: bool = False) 
                 )
             )
         except McpConfigError as exc:
-            result.skipped.append(str(exc))
+            result.skipped.append(engine_message(exc))  # in the admin's language
     result.document = dump_mcp_servers(configs)
     return result

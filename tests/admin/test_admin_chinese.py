@@ -368,3 +368,23 @@ def test_in_english_the_translated_engine_errors_are_the_engines_own_words():
             assert engine_message(raised.value) == str(raised.value)
         with translation.override("zh-hans"):
             assert re.search(r"[\u4e00-\u9fff]", engine_message(raised.value)), str(raised.value)
+
+
+def test_the_export_messages_are_chinese(people):
+    McpServer.objects.create(
+        name="remote",
+        transport="http",
+        url="https://mcp.example/mcp",
+        headers={"Authorization": "Bearer abc"},
+    )
+    McpServer.objects.create(name="empty", transport="stdio", command="")  # saved around the form
+    client = chinese_admin(people)
+    response = client.post(
+        "/admin/chatapp/mcpserver/",
+        {"action": "export_json", "_selected_action": list(McpServer.objects.values_list("pk", flat=True))},
+    )
+    assert response.status_code == 200 and response["Content-Type"].startswith("application/json")
+    texts = [str(m) for m in response.wsgi_request._messages]
+    assert "已导出为占位符：remote: header Authorization -> env:REMOTE_AUTHORIZATION" in texts, texts
+    assert "未导出：empty：stdio 服务器需要填写命令" in texts, texts
+    assert not any("exported" in t.lower() or "needs a command" in t for t in texts)
