@@ -23,7 +23,7 @@ import itertools
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Max
+from django.db.models import Max, Subquery
 
 from chatapp.frames import Frame, frame
 from chatapp.models import ACTIVE_STATUSES, Run, RunEvent
@@ -66,9 +66,12 @@ class Sequence:
 
 
 def last_stored_seq(run_id: int) -> int:
-    last_seq = Run.objects.filter(pk=run_id).values_list("last_seq", flat=True).first() or 0
-    largest = RunEvent.objects.filter(run_id=run_id).aggregate(m=Max("seq"))["m"] or 0
-    return max(last_seq, largest)
+    # One round trip: the run's ``last_seq`` and its largest stored row together.
+    largest = (
+        RunEvent.objects.filter(run_id=run_id).order_by().values("run_id").annotate(m=Max("seq")).values("m")
+    )
+    row = Run.objects.filter(pk=run_id).values_list("last_seq", Subquery(largest[:1])).first()
+    return max(row[0] or 0, row[1] or 0) if row else 0
 
 
 def append(run_id: int, seq: int, kind: str, data: dict[str, Any], *, durable: bool) -> Frame:

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('chatapp', '0022_large_values_once'),
+        ("chatapp", "0022_large_values_once"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='mcpserver',
-            name='tools_seen',
+            model_name="mcpserver",
+            name="tools_seen",
             field=models.JSONField(blank=True, default=list, editable=False),
         ),
     ]

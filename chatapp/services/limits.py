@@ -17,6 +17,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -36,9 +37,16 @@ class ModelNotAllowed(ChatError):
 
 def check_user_limits(user_id: int) -> None:
     """Call inside the transaction that creates the run."""
-    get_user_model().objects.select_for_update().filter(pk=user_id).exists()
+    # The user's row, locked (sends of one user are checked one at a time) and kept for the quotas.
+    user = get_user_model().objects.select_for_update().get(pk=user_id)
     runs = Run.objects.filter(conversation__owner_id=user_id)
-    in_flight = runs.filter(status__in=IN_FLIGHT).count()
+    since = timezone.now() - timedelta(seconds=60)
+    # Both counts in one query; the send times are read only when the rate limit is reached.
+    counts = runs.aggregate(
+        flight=Count("pk", filter=Q(status__in=IN_FLIGHT)),
+        minute=Count("pk", filter=Q(created_at__gte=since)),
+    )
+    in_flight = counts["flight"]
     limit = settings.MAX_RUNS_IN_FLIGHT_PER_USER
     if in_flight >= limit:
         raise LimitReached(
@@ -48,12 +56,11 @@ def check_user_limits(user_id: int) -> None:
             )
             % {"n": in_flight, "limit": limit}
         )
-    since = timezone.now() - timedelta(seconds=60)
-    recent = list(
-        runs.filter(created_at__gte=since).order_by("created_at").values_list("created_at", flat=True)
-    )
     per_minute = settings.MAX_SENDS_PER_MINUTE_PER_USER
-    if len(recent) >= per_minute:
+    if counts["minute"] >= per_minute:
+        recent = list(
+            runs.filter(created_at__gte=since).order_by("created_at").values_list("created_at", flat=True)
+        )
         wait = max(1, int((recent[-per_minute] - since).total_seconds()) + 1)
         raise LimitReached(
             _("You sent %(n)s messages in the last minute; the limit is %(limit)s. Try again in %(wait)s s.")
@@ -62,7 +69,7 @@ def check_user_limits(user_id: int) -> None:
     # What admins set per user and group (issue 13): tighter limits and the token/cost budgets.
     from chatapp.services.quotas import check_run_start
 
-    check_run_start(user_id)
+    check_run_start(user)
 
 
 def model_allowed(provider: ProviderConfig, model: str) -> bool:

@@ -181,10 +181,12 @@ def check_budgets(user: Any, quotas: list[Quota] | None = None) -> None:
             raise BudgetExceeded(state.exceeded_message())
 
 
-def check_run_start(user_id: int) -> None:
+def check_run_start(user: Any) -> None:
     """Call inside the transaction that creates the run (after ``limits.check_user_limits`` locked
-    the user's row): the quotas' concurrency and message-rate limits, then the budgets."""
-    user = get_user_model().objects.get(pk=user_id)
+    the user's row; ``user``: that row, or its id): the quotas' concurrency and message-rate limits,
+    then the budgets."""
+    if isinstance(user, int):
+        user = get_user_model().objects.get(pk=user)
     quotas = applicable(user)
     since = timezone.now() - timedelta(seconds=60)
     for quota in quotas:

@@ -28,6 +28,7 @@ from chatapp.worker.toolboxes import (
     SignInRequired,
     build_policy,
     build_toolbox,
+    host_config_for,
     mcp_pool,
     refresh_catalogues,
 )
@@ -57,22 +58,32 @@ async def drive_segment(
     await runtime.db(release_lease, run_id, lease)
 
 
-async def drive_run(
-    runtime: WorkerRuntime, run_id: int, lease: str, spans: StartSpans | None = None
-) -> None:
+async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str, spans: StartSpans | None = None) -> None:
     spans = spans or StartSpans(run_id)
     spans.mark("driving")
-    ctx: RunContext = await runtime.db(load_run_context, run_id)
+    ctx, host = await runtime.db(_load_start, run_id)
     spans.mark("context")
     # Every durable write checks the lease still holds the run (store.LeaseLost).
     coalesce = settings.STREAM_COALESCE_MS
     recorder = RunRecorder(runtime, run_id, ctx.conversation_id, ctx.last_seq, coalesce, lease)
     recorder.spans = spans
     async with recorder:  # watches the run for a user's stop while it is driven
-        await _drive(runtime, ctx, recorder, lease)
+        await _drive(runtime, ctx, recorder, lease, host)
 
 
-async def _drive(runtime: WorkerRuntime, ctx: RunContext, recorder: RunRecorder, lease: str) -> None:
+def _load_start(run_id: int) -> tuple[RunContext, tuple | SignInRequired]:
+    """The run's context and its host configuration in one trip to a DB thread, not two."""
+    ctx = load_run_context(run_id)
+    return ctx, host_config_for(ctx)
+
+
+async def _drive(
+    runtime: WorkerRuntime,
+    ctx: RunContext,
+    recorder: RunRecorder,
+    lease: str,
+    host: tuple | SignInRequired | None = None,
+) -> None:
     run_id = ctx.run_id
     lost = asyncio.Event()
     renewer = asyncio.create_task(_keep_lease(runtime, run_id, lease, lost))
@@ -83,7 +94,7 @@ async def _drive(runtime: WorkerRuntime, ctx: RunContext, recorder: RunRecorder,
             await runtime.db(links.close_pending, run_id)
         # The "running" status frame went out when the lease was taken (services/run_lifecycle.py).
         provider = ctx.build_provider(await runtime.http_client())
-        toolbox = await build_toolbox(runtime, ctx)
+        toolbox = await build_toolbox(runtime, ctx, host)
         recorder.spans.mark("toolbox")
         recorder.tool_infos = toolbox.infos
         await _void_stale_approvals(runtime, ctx, toolbox)

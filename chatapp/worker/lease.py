@@ -42,7 +42,9 @@ def acquire_lease(run_id: int) -> str:
     now = timezone.now()
     poisoned = False
     with transaction.atomic():
-        run = Run.objects.select_for_update().filter(pk=run_id).first()
+        # The question comes with the row: the audit record of the move pins its digest.
+        runs = Run.objects.select_for_update(of=("self",)).select_related("user_message")
+        run = runs.filter(pk=run_id).first()
         if run is None:
             raise LeaseRefused("no such run")
         if run.status not in RUNNABLE:

@@ -132,12 +132,28 @@ async def user_pool(runtime: WorkerRuntime, user_id: int) -> McpPool:
     return pool
 
 
-async def build_toolbox(runtime: WorkerRuntime, ctx: Any) -> PolicyToolbox:
-    """Raises ``SignInRequired`` when an OAuth server of the run has no valid grant (the run waits)."""
-    workspace = Path(ctx.workspace)
+def host_config_for(ctx: Any) -> tuple | SignInRequired:
+    """The run's host configuration (``_load_host_config``), read on a DB thread right after its
+    context, in the same hop (docs/performance.md); a sign-in the run needs is returned, and raised
+    by ``build_toolbox`` where the driver handles it."""
     toggles = (ctx.tool_settings or {}).get("servers") or {}
     off = frozenset(name for name, on in toggles.items() if on is False)
-    loaded = await runtime.db(_load_host_config, workspace, ctx.owner_id, off)
+    try:
+        return _load_host_config(Path(ctx.workspace), ctx.owner_id, off)
+    except SignInRequired as wait:
+        return wait
+
+
+async def build_toolbox(
+    runtime: WorkerRuntime, ctx: Any, loaded: tuple | SignInRequired | None = None
+) -> PolicyToolbox:
+    """Raises ``SignInRequired`` when an OAuth server of the run has no valid grant (the run waits).
+    ``loaded``: the host configuration read with the context (``host_config_for``), else read here."""
+    workspace = Path(ctx.workspace)
+    if loaded is None:
+        loaded = await runtime.db(host_config_for, ctx)
+    if isinstance(loaded, SignInRequired):
+        raise loaded
     configs, mine, rules, trusted, backend, known = loaded
     pool = await mcp_pool(runtime)
     parts: list[Any] = [WorkspaceToolbox(workspace), SqlToolbox(backend)]
