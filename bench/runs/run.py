@@ -37,6 +37,8 @@ from chatapp.devstack import free_port  # noqa: E402 - after the path is set whe
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results" / "runs.json"
+CSRF_SECRET = uuid.uuid4().hex  # 32 characters: Django accepts an unmasked secret
+OVERHEAD_TARGET_MS = 15.0  # issue 15, target 5: host overhead per round, p50
 FILES = "读取 config.yaml，同时列出当前目录中的 Markdown 文件，然后把分析结果写入 report.md。"
 
 
@@ -77,7 +79,7 @@ def start_model(stack: Any, port: int, tps: float) -> None:
 
 
 class Bench:
-    def __init__(self, data_dir: Path, concurrency: int) -> None:
+    def __init__(self, data_dir: Path, concurrency: int, mode: str = "prod") -> None:
         self.data_dir = data_dir
         self.concurrency = concurrency
         self.port = free_port()
@@ -87,7 +89,10 @@ class Bench:
         os.environ.update(
             {
                 "DJANGO_SETTINGS_MODULE": "chatapp.settings",
-                "DEBUG": "1",
+                # prod: production settings (DEBUG off), as issue 15's figures are taken; demo: DEBUG=1.
+                "DEBUG": "1" if mode == "demo" else "0",
+                "SECRET_KEY": "bench-only-" + "k" * 50,
+                "SECURE_SSL_REDIRECT": "0",
                 "DATABASE_URL": self.db_url,
                 "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
                 "CLEARLOOP_DATA_DIR": str(data_dir),
@@ -243,7 +248,7 @@ async def one_run(
 
 
 async def send_message(bench: Bench, http, conversation_id: int, text: str) -> None:
-    token = http.cookies.get("csrftoken") or ""
+    token = CSRF_SECRET
     response = await http.post(
         f"/c/{conversation_id}/send/",
         data={"message": text},
@@ -256,9 +261,10 @@ def http_client(bench: Bench):
     import httpx
 
     limits = httpx.Limits(max_connections=400, max_keepalive_connections=400)
-    return httpx.AsyncClient(
-        base_url=bench.base_url, cookies={"sessionid": bench.session}, timeout=120, limits=limits
-    )
+    # A CSRF secret of our own as a plain cookie (as bench/browser does): with DEBUG off the server's
+    # csrftoken cookie is Secure, and a client over plain http never sends it back.
+    cookies = {"sessionid": bench.session, "csrftoken": CSRF_SECRET}
+    return httpx.AsyncClient(base_url=bench.base_url, cookies=cookies, timeout=120, limits=limits)
 
 
 def many(bench: Bench, provider: str, texts: list[str], parallel: int) -> list[dict[str, Any]]:
@@ -277,7 +283,6 @@ async def _many(
             return await one_run(bench, http, cid, text, setup)
 
     async with http_client(bench) as http:
-        await http.get("/")  # csrftoken cookie
         return await asyncio.gather(*(guarded(http, c, t) for c, t in zip(conversations, texts, strict=True)))
 
 
@@ -408,9 +413,15 @@ def overhead(bench: Bench, runs: int) -> dict[str, Any]:
     }
 
 
-def main(ttft_runs: int = 100, sizes: tuple[int, ...] = (50, 100, 200), overhead_runs: int = 30) -> dict:
+def main(
+    ttft_runs: int = 100,
+    sizes: tuple[int, ...] = (50, 100, 200),
+    overhead_runs: int = 30,
+    mode: str = "prod",
+    out: Path = RESULTS,
+) -> dict:
     data_dir = Path(tempfile.mkdtemp(prefix="clearloop-bench-runs-"))
-    bench = Bench(data_dir, concurrency=max(sizes) + 10)
+    bench = Bench(data_dir, concurrency=max(sizes, default=0) + 10, mode=mode)
     report: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}
     try:
         bench.start()
@@ -423,13 +434,14 @@ def main(ttft_runs: int = 100, sizes: tuple[int, ...] = (50, 100, 200), overhead
     report["settings"] = {
         "coalesce_ms": 30,
         "db": "postgresql",
+        "mode": mode,
         "model_tps_concurrent": 20,
         "logs": str(data_dir),
     }
     print_table(report)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"\nwritten to {RESULTS.relative_to(ROOT)}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"\nwritten to {out}")
     return report
 
 
@@ -438,9 +450,11 @@ def print_table(report: dict[str, Any]) -> None:
     print(
         f"(a) TTFT added, {t['runs']} runs: p50 {t['p50_ms']:.1f} ms, p99 {t['p99_ms']:.1f} ms (target p50 <= 5)"
     )
+    p50 = o["overhead_per_round_p50_ms"]
     print(
-        f"(c) host overhead per round, {o['runs']} runs x 3 rounds: p50 {o['overhead_per_round_p50_ms']:.1f} ms, "
-        f"p99 {o['overhead_per_round_p99_ms']:.1f} ms (target p50 <= 15)"
+        f"(c) host overhead per round, {o['runs']} runs x 3 rounds, PostgreSQL, {report['settings']['mode']}: "
+        f"p50 {p50:.1f} ms, p99 {o['overhead_per_round_p99_ms']:.1f} ms "
+        f"(target 5: p50 <= {OVERHEAD_TARGET_MS:.0f} ms: {'met' if p50 <= OVERHEAD_TARGET_MS else 'not met'})"
     )
     print(
         "(b) concurrent runs on one worker, model at 20 tokens/s (target at 200: p99 <= 100 ms, 0 lost, <= 400 MB)"
@@ -461,5 +475,10 @@ if __name__ == "__main__":
     parser.add_argument("--ttft-runs", type=int, default=100)
     parser.add_argument("--sizes", default="50,100,200")
     parser.add_argument("--overhead-runs", type=int, default=30)
+    parser.add_argument(
+        "--mode", choices=("demo", "prod"), default="prod", help="prod: DEBUG=0 (default); demo: DEBUG=1"
+    )
+    parser.add_argument("--out", default=str(RESULTS), help="JSON file to write")
     args = parser.parse_args()
-    main(args.ttft_runs, tuple(int(s) for s in args.sizes.split(",")), args.overhead_runs)
+    sizes = tuple(int(s) for s in args.sizes.split(",") if s)  # --sizes '': no (b)
+    main(args.ttft_runs, sizes, args.overhead_runs, args.mode, Path(args.out).resolve())

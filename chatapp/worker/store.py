@@ -12,7 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Model
 
 from agent import events as ev
 from chatapp import event_log
@@ -167,10 +167,10 @@ def _store_round(run_id: int, event: ev.RoundFinished) -> None:
     run = Run.objects.only("provider_name", "model").get(pk=run_id)
     # Priced now, at the prices in force: a later change of the table does not rewrite history.
     cost = round_cost(usage, price_for(run.provider_name, run.model, event.model))
-    stored, _ = Round.objects.update_or_create(
-        run_id=run_id,
-        index=event.round_index,
-        defaults={
+    stored, _ = _upsert(
+        Round,
+        {"run_id": run_id, "index": event.round_index},
+        {
             "kind": event.kind,
             "provider_name": event.provider,
             "model": event.model,
@@ -201,6 +201,19 @@ def _store_round(run_id: int, event: ev.RoundFinished) -> None:
     record("round_stored", run_id=run_id, subject=stored)
 
 
+def _upsert[M: Model](model: type[M], keys: dict[str, Any], values: dict[str, Any]) -> tuple[M, bool]:
+    """``update_or_create`` without its savepoint (two round trips per stored round and tool call
+    status, docs/performance.md): the caller's transaction holds the run's row lock under its lease,
+    so no other writer can insert the same row meanwhile, and any failure fails that transaction."""
+    row = model._default_manager.select_for_update().filter(**keys).first()
+    if row is None:
+        return model._default_manager.create(**keys, **values), True
+    for name, value in values.items():
+        setattr(row, name, value)
+    row.save()
+    return row, False
+
+
 def _compressions(run_id: int, round_index: int) -> list[dict[str, Any]]:
     """The shrink steps taken to fit this round's request (R-CTX-2): their events come before the
     round's row exists, so the round collects them when it is stored."""
@@ -211,11 +224,10 @@ def _compressions(run_id: int, round_index: int) -> list[dict[str, Any]]:
 
 def _store_tool_call(run_id: int, event: ev.ToolCallChanged, extra: dict[str, Any]) -> None:
     definition: dict[str, Any] = {k: extra[k] for k in ("definition", "definition_hash") if k in extra}
-    call, created = ToolCall.objects.update_or_create(
-        run_id=run_id,
-        round_index=event.round_index,
-        index=event.index,
-        defaults={
+    call, created = _upsert(
+        ToolCall,
+        {"run_id": run_id, "round_index": event.round_index, "index": event.index},
+        {
             "call_id": event.call_id,
             "name": event.name,
             "server": event.server or "",
