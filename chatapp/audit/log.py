@@ -36,10 +36,9 @@ def record(
     # two round trips fewer per append (SAVEPOINT, RELEASE), on every send, lease, stored round and
     # tool call (docs/performance.md). A failure here fails the caller's transaction either way.
     with transaction.atomic(savepoint=False):
-        _lock()
-        last = AuditEvent.objects.order_by("-seq").values("seq", "hash").first()
-        seq = last["seq"] + 1 if last else 1
-        prev_hash = last["hash"] if last else GENESIS
+        last = _locked_last()
+        seq = last[0] + 1 if last else 1
+        prev_hash = last[1] if last else GENESIS
         created_at = timezone.now()
         text = canonical_json(
             document(
@@ -64,14 +63,26 @@ def record(
         )
 
 
-def _lock() -> None:
-    # A table lock, not an advisory lock: advisory locks are open to every role of the database, so
-    # the read-only SQL tool's role could take the chain's lock and stall every audited write (L4).
-    # SHARE ROW EXCLUSIVE conflicts with itself (appenders queue) but not with readers, and only a
-    # role with write privileges on the table may take it.
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(f"LOCK TABLE {AuditEvent._meta.db_table} IN SHARE ROW EXCLUSIVE MODE")
+def _locked_last() -> tuple[int, str] | None:
+    """Take the chain's lock, then read its last (seq, hash); None for an empty chain.
+
+    A table lock, not an advisory lock: advisory locks are open to every role of the database, so
+    the read-only SQL tool's role could take the chain's lock and stall every audited write (L4).
+    SHARE ROW EXCLUSIVE conflicts with itself (appenders queue) but not with readers, and only a
+    role with write privileges on the table may take it. On PostgreSQL both statements go in one
+    round trip (one simple query; the SELECT is its second result), since every append pays it.
+    """
+    table = AuditEvent._meta.db_table
+    if connection.vendor != "postgresql":
+        last = AuditEvent.objects.order_by("-seq").values_list("seq", "hash").first()
+        return (last[0], last[1]) if last else None
+    with connection.cursor() as cursor:
+        # The table name is the model's own, not input.
+        query = f"LOCK TABLE {table} IN SHARE ROW EXCLUSIVE MODE; SELECT seq, hash FROM {table} ORDER BY seq DESC LIMIT 1"  # noqa: S608, E501
+        cursor.execute(query)
+        cursor.nextset()
+        row = cursor.fetchone()
+    return (row[0], row[1]) if row else None
 
 
 def _answers(run: Run) -> list[str]:
