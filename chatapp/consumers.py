@@ -24,7 +24,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from chatapp import event_log, frames
+from chatapp import event_log, frame_bus, frames
 from chatapp.access import can_view_conversation
 from chatapp.frame_limits import bounded_frame
 from chatapp.models import Conversation
@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 REPLAY_LIMIT = 5000
 MAX_ID = 2**53  # ids and sequence numbers beyond what a client (JavaScript) can even hold
 TOO_MANY_SOCKETS = 4429
+SUBSCRIPTION_LOST = 4503  # the live subscription failed: the page reconnects and back-fills
 
 
 class BadRequest(ValueError):
@@ -86,9 +87,36 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             return
         self.user_id = user.pk
         self.open_sockets[user.pk] += 1
-        self.group = frames.group(self.conversation_id)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        group = frames.group(self.conversation_id)
+        self._held: list[str] | None = []  # frames that arrive before accept: a socket cannot send yet
+        if frame_bus.supports(self.channel_layer):
+            # Live frames come from the conversation's bus channel (frame_bus.py); before accept, so
+            # the replay the client asks for next cannot miss a frame published in between.
+            try:
+                await frame_bus.bus().join(self.channel_layer, group, id(self), self._forward, self._lost)
+            except frame_bus.BusUnavailable:
+                log.warning("conversation %s: no live frames (Redis away); refused", self.conversation_id)
+                await self.close(code=SUBSCRIPTION_LOST)
+                return
+            self.bus_group = group
+        else:
+            await self.channel_layer.group_add(group, self.channel_name)
+            self.group = group
         await self.accept()
+        while self._held:  # in order: frames arriving meanwhile queue behind these
+            await self.send(text_data=self._held.pop(0))
+        self._held = None
+
+    async def _forward(self, text: str) -> None:
+        if self._held is not None:
+            self._held.append(text)
+            return
+        await self.send(text_data=text)
+
+    async def _lost(self) -> None:
+        # The live subscription failed or was re-made: frames may have been lost in between. The
+        # page reconnects and back-fills from the stored frames.
+        await self.close(code=SUBSCRIPTION_LOST)
 
     @database_sync_to_async
     def _may_view(self, user: Any) -> bool:
@@ -100,6 +128,8 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             self.open_sockets[self.user_id] -= 1
             if self.open_sockets[self.user_id] <= 0:
                 del self.open_sockets[self.user_id]
+        if hasattr(self, "bus_group"):
+            await frame_bus.bus().leave(self.channel_layer, self.bus_group, id(self))
         if hasattr(self, "group"):
             try:
                 await self.channel_layer.group_discard(self.group, self.channel_name)

@@ -16,6 +16,7 @@ frame to its runtime's event loop.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from enum import StrEnum
@@ -79,13 +80,21 @@ async def publish(conversation_id: int, frames: list[Frame], layer: Any = None) 
     when the channel layer failed: the frames are in the event log already and clients back-fill."""
     from channels.layers import get_channel_layer
 
+    from chatapp import frame_bus
     from chatapp.frame_limits import bounded_frame
 
     layer = layer or get_channel_layer()
+    name = group(conversation_id)
     try:
         for item in frames:
-            message = {"type": MESSAGE_TYPE, "frame": bounded_frame(dict(item))}
-            await layer.group_send(group(conversation_id), message)
+            bounded = bounded_frame(dict(item))
+            if frame_bus.supports(layer):
+                # Sockets listen on the bus; the group has members only outside the browser (SSE).
+                text = json.dumps(bounded, ensure_ascii=False)
+                await frame_bus.publish(layer, name, text)
+                await layer.group_send(name, {"type": MESSAGE_TYPE, "text": text})
+            else:
+                await layer.group_send(name, {"type": MESSAGE_TYPE, "frame": bounded})
     except Exception:  # noqa: BLE001 - Redis down: stored already; clients back-fill
         log.warning("publishing a frame failed", exc_info=True)
         return False

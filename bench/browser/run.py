@@ -45,7 +45,7 @@ if __package__ in (None, ""):
 from bench.browser.client import BrowserUser, direct_message  # noqa: E402
 from bench.browser.procs import Sampler, cpu_ms  # noqa: E402
 from bench.browser.spans import print_split, read_spans, split  # noqa: E402
-from bench.browser.stats import cell_figures, saturation  # noqa: E402
+from bench.browser.stats import cell_figures, saturation, targets_2_and_3  # noqa: E402
 from chatapp.devstack import free_port, port_open, wait_for  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -453,6 +453,12 @@ def main() -> None:
     parser.add_argument(
         "--profile-gil", action="store_true", help="only samples holding the GIL (py-spy --gil)"
     )
+    parser.add_argument(
+        "--target-env",
+        action="append",
+        default=[],
+        help="label:NAME=VALUE, an environment variable for one target (e.g. a coalescing window)",
+    )
     args = parser.parse_args()
     # SIGTERM (timeout, kill) must stop the stacks too: they run in sessions of their own.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -470,6 +476,10 @@ def main() -> None:
     )
     up_base = f"http://127.0.0.1:{up_port}"
     targets = [parse_target(s, args, data_root, up_base + "/v1") for s in (args.target or ["clearloop="])]
+    for spec in args.target_env:
+        label, _, assignment = spec.partition(":")
+        name, _, value = assignment.partition("=")
+        next(t for t in targets if t.label == label).extra_env[name] = value
     report: dict[str, Any] = {
         "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "args": vars(args),
@@ -511,6 +521,10 @@ def main() -> None:
         "saturation (agg tokens/s where TTFT+ p50 passes 500 ms, 10 ms/token):",
         report["saturation_tokens_per_s"],
     )
+    report["targets_2_3"] = [
+        line for label in sorted({t.label for t in targets}) for line in targets_2_and_3(report["rows"], label)
+    ]
+    print("\n".join(report["targets_2_3"]))
     print("load average before/after:", report["load_before"], report["load_after"])
     out = Path(args.out) if args.out else RESULTS / f"browser-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -90,3 +90,46 @@ def saturation(rows: list[dict[str, Any]], limit_ms: float = 500) -> float | Non
     if rows and rows[0]["ttft_added_p50"] > limit_ms:
         return 0.0
     return None  # never passed within the measured range
+
+
+CPU_TARGET_MS = 20.0  # issue 15, target 2: CPU per 200-token stream, all our processes
+RELAY_TARGET_TPS = 10_000.0  # issue 15, target 3: tokens/s through one worker and one daphne
+
+
+def targets_2_and_3(rows: list[dict[str, Any]], label: str) -> list[str]:
+    """Target 2 (CPU per stream at 0 and 10 ms/token) and target 3 (relay throughput before added
+    TTFT p50 passes 500 ms at 10 ms/token) for one target's rows, each with met / not met."""
+    mine = [r for r in rows if r["target"] == label and r.get("cpu_ms_per_stream_total") is not None]
+    lines = []
+    for delay in (0, 10):
+        cells = [r for r in mine if r["delay_ms"] == delay]
+        if not cells:
+            lines.append(f"{label}: target 2 at {delay} ms/token: not measured")
+            continue
+        worst = max(cells, key=lambda r: r["cpu_ms_per_stream_total"])
+        by = ", ".join(f"{k} {v:.0f}" for k, v in sorted(worst["cpu_ms_per_stream"].items()))
+        met = "met" if worst["cpu_ms_per_stream_total"] <= CPU_TARGET_MS else "not met"
+        lines.append(
+            f"{label}: target 2, CPU per 200-token stream at {delay} ms/token (worst of C="
+            f"{','.join(str(r['c']) for r in cells)}): {worst['cpu_ms_per_stream_total']:.1f} ms at C={worst['c']}"
+            f" ({by}); target <= {CPU_TARGET_MS:.0f} ms: {met}"
+        )
+    tens = [r for r in mine if r["delay_ms"] == 10]
+    if not tens:
+        lines.append(f"{label}: target 3: not measured (needs 10 ms/token cells)")
+        return lines
+    point = saturation(tens)
+    best = max((r["agg_tokens_per_s"] or 0) for r in tens)
+    if point is None:
+        met = "met" if best >= RELAY_TARGET_TPS else "not met (TTFT+ p50 stayed under 500 ms: measure larger C)"
+        lines.append(
+            f"{label}: target 3, relay throughput: added TTFT p50 never passed 500 ms; up to {best:.0f} tokens/s"
+            f" measured; target >= {RELAY_TARGET_TPS:.0f}: {met}"
+        )
+    else:
+        met = "met" if point >= RELAY_TARGET_TPS else "not met"
+        lines.append(
+            f"{label}: target 3, relay throughput where added TTFT p50 passes 500 ms: {point:.0f} tokens/s"
+            f" (most measured {best:.0f}); target >= {RELAY_TARGET_TPS:.0f}: {met}"
+        )
+    return lines
