@@ -80,6 +80,9 @@ class _Subscription:
         self.listeners: dict[str, dict[int, tuple[Receiver, Closer]]] = {}
         self._confirmed: dict[str, asyncio.Future[None]] = {}
         self._connects = 0
+        # redis-py's PubSub opens its connection on the first command: two joins at once would each
+        # open one (and one of them would never be read), so commands go one at a time.
+        self._commands = asyncio.Lock()
         self._reader: asyncio.Task[None] | None = None
         self.lost = False
 
@@ -105,10 +108,11 @@ class _Subscription:
         confirmed = asyncio.get_running_loop().create_future()
         self._confirmed[name] = confirmed
         try:
-            await self._pubsub.subscribe(name)
-            if self._pubsub.connection is not None and self._connects == 0:
-                self._pubsub.connection.register_connect_callback(self.on_connect)
-                self._connects = 1
+            async with self._commands:
+                await self._pubsub.subscribe(name)
+                if self._pubsub.connection is not None and self._connects == 0:
+                    self._pubsub.connection.register_connect_callback(self.on_connect)
+                    self._connects = 1
             if self._reader is None:
                 self._reader = asyncio.create_task(self._read(), name="frame-bus reader")
             # Frames published before Redis took the subscription are not delivered: the socket
@@ -127,7 +131,8 @@ class _Subscription:
         self._confirmed.pop(name, None)
         if not self.lost:
             try:
-                await self._pubsub.unsubscribe(name)
+                async with self._commands:
+                    await self._pubsub.unsubscribe(name)
             except Exception:  # noqa: BLE001 - the connection is going: the reader notices
                 log.warning("unsubscribing %s failed", name, exc_info=True)
 
@@ -140,7 +145,8 @@ class _Subscription:
                     if pinged:  # no answer to the last ping within KEEPALIVE: a dead connection
                         self._lose("no answer to ping")
                         return
-                    await self._pubsub.ping()
+                    async with self._commands:
+                        await self._pubsub.ping()
                     pinged = True
                     continue
                 pinged = False

@@ -237,7 +237,9 @@ WORKER_THREADS = env_int("CLEARLOOP_WORKER_THREADS", 8, minimum=2)
 WORKER_DRAIN_SECONDS = env_float("CLEARLOOP_WORKER_DRAIN_SECONDS", 10.0, minimum=0)
 # A websocket whose client has this much unread data waiting is dropped (it back-fills on reconnect).
 WS_SEND_BUFFER_BYTES = env_int("CLEARLOOP_WS_SEND_BUFFER_BYTES", 4 * 2**20, minimum=65536)
-STREAM_COALESCE_MS = env_int("CLEARLOOP_STREAM_COALESCE_MS", 30, minimum=0)
+# 50 ms: a frame costs about the same whatever its size; 50 ms keeps a token's wait within target 4's
+# 100 ms p99 (docs/performance.md, 2026-12-01)
+STREAM_COALESCE_MS = env_int("CLEARLOOP_STREAM_COALESCE_MS", 50, minimum=0)
 WORKSPACE_ROOT = Path(env_str("CLEARLOOP_WORKSPACE_ROOT", str(DATA_DIR / "workspaces")) or "").resolve()
 # Uploads into a conversation's workspace (issue 11): per file, per conversation, which kinds.
 UPLOAD_MAX_BYTES = env_int("CLEARLOOP_UPLOAD_MAX_BYTES", 25 * 1024 * 1024, minimum=1)

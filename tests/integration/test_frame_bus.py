@@ -92,3 +92,18 @@ async def test_no_redis_refuses_the_socket():
     socket = Socket()
     with pytest.raises(frame_bus.BusUnavailable):
         await frame_bus.bus().join(layer, "conversation.3", 1, socket.receive, socket.close)
+
+
+async def test_many_sockets_joining_at_once_share_one_working_subscription(layer):
+    bus = frame_bus.bus()
+    sockets = [Socket() for _ in range(20)]
+    await asyncio.gather(
+        *(bus.join(layer, f"conversation.{100 + i}", i, s.receive, s.close) for i, s in enumerate(sockets))
+    )
+    await publish_many(layer, [(f"conversation.{100 + i}", {"type": "run.frame", "text": str(i)}) for i in range(20)])
+    for i, socket in enumerate(sockets):
+        await wait_for_texts(socket, 1)
+        assert socket.texts == [str(i)] and not socket.closed.is_set()
+    assert len(bus._subscriptions) == 1
+    for i in range(20):
+        await bus.leave(layer, f"conversation.{100 + i}", i)

@@ -11,6 +11,7 @@ import websockets
 from channels.layers import get_channel_layer
 
 from chatapp.models import Conversation
+from chatapp.worker.fanout import publish_many
 from tests.integration.client import LiveClient, session_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -26,7 +27,7 @@ def test_a_socket_that_is_not_read_is_dropped_and_the_reading_one_gets_every_fra
     headers = {"Cookie": f"sessionid={client.cookies['sessionid']}", "Origin": live_stack.base_url}
 
     async def scenario() -> tuple[list[int], int, bool]:
-        layer = get_channel_layer()
+        layer = get_channel_layer()  # published as the worker does (sockets listen on the frame bus)
         # max_queue=1: the library stops reading the socket as soon as one message waits for us.
         slow = await websockets.connect(url, additional_headers=headers, max_queue=1, max_size=None)
         good = await websockets.connect(url, additional_headers=headers, max_size=None)
@@ -38,7 +39,7 @@ def test_a_socket_that_is_not_read_is_dropped_and_the_reading_one_gets_every_fra
         async def publish() -> None:
             for seq in range(1, FRAMES + 1):
                 frame = {"run": 0, "seq": seq, "type": "delta", "data": {"text": "x" * SIZE}}
-                await layer.group_send(convo.group_name, {"type": "run.frame", "text": json.dumps(frame)})
+                await publish_many(layer, [(convo.group_name, {"type": "run.frame", "text": json.dumps(frame)})])
 
         async def read_good() -> None:  # a tab that keeps up, until a small frame after the big ones
             while not seen or seen[-1] <= FRAMES:
@@ -48,7 +49,7 @@ def test_a_socket_that_is_not_read_is_dropped_and_the_reading_one_gets_every_fra
             # Repeated until one arrives: a single message can be lost when a socket is dropped.
             for seq in range(FRAMES + 1, FRAMES + 30):
                 frame = {"run": 0, "seq": seq, "type": "delta", "data": {"text": "."}}
-                await layer.group_send(convo.group_name, {"type": "run.frame", "text": json.dumps(frame)})
+                await publish_many(layer, [(convo.group_name, {"type": "run.frame", "text": json.dumps(frame)})])
                 try:
                     await asyncio.wait_for(asyncio.shield(reading), 2)
                     return
