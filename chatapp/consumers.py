@@ -3,7 +3,8 @@
 The conversation websocket: live frames of every run, with back-fill on reconnect (R-RUN-5).
 
 The client sends ``{"resume": {"<run id>": <last seq>, ...}}`` (or nothing) once connected. The
-consumer joins the group first, then replays stored frames newer than what the client has; frames
+consumer joins the conversation's frame bus first (``frame_bus.py``; the channel-layer group where
+the layer is not Redis), then replays stored frames newer than what the client has; frames
 that arrive live meanwhile may overlap the replay, and the client drops any (run, seq) it has seen.
 Only the conversation's owner, auditors and holders of view_conversation may subscribe (access.py).
 
