@@ -10,7 +10,12 @@ from agent.toolbox import LinkAnswer, LinkRequest
 
 class Sink(Protocol):
     async def emit(self, event: Event) -> None:
-        """Persist durable events (before returning) and publish every event."""
+        """Persist durable events and publish every event.
+
+        A durable event is stored before ``emit`` returns, except that a host may hold one whose
+        step has no effect outside the run (a tool call proposed or approved) and store it in one
+        transaction with the next event emitted: the engine emits an event (a ``running`` status,
+        ``RoundStarted``) before every effect, so nothing held is ever behind an effect."""
         ...
 
     async def is_cancelled(self) -> bool:

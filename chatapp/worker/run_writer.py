@@ -51,13 +51,24 @@ class RunWriter:
         self.latency = time.monotonic() - started
         return seq
 
-    async def durable(self, event: ev.Event, extra: dict[str, Any]) -> StoredEvent:
-        seq = self.seqs.next()
+    def prepare(self, event: ev.Event, extra: dict[str, Any]) -> store.DurableItem:
+        """Number and redact a durable event for storing (now, or with the next ones: ``store``)."""
         # The replay blocks are stored as received (they go back to the provider); what is logged
         # and published is the shown form.
         kind, payload = event_type(event), redact(event_payload(event), keep_replay=True)
-        moved = await self.runtime.db(
-            store.persist_durable, self.run_id, seq, kind, payload, event, extra, self.lease, self.seqs
-        )
-        crash.after_stored(kind, payload)
-        return StoredEvent(seq, kind, payload, moved)
+        return store.DurableItem(self.seqs.next(), kind, payload, event, extra)
+
+    async def durable(self, event: ev.Event, extra: dict[str, Any]) -> StoredEvent:
+        return (await self.store([self.prepare(event, extra)]))[-1]
+
+    async def store(self, items: list[store.DurableItem]) -> list[StoredEvent]:
+        """Store prepared events in one transaction, in order; the status frames of the moves they
+        made come with the last (only an event that ends a batch moves the run)."""
+        moved = await self.runtime.db(store.persist_durable_batch, self.run_id, items, self.lease, self.seqs)
+        for item in items:
+            crash.after_stored(item.kind, item.payload)
+        last = len(items) - 1
+        return [
+            StoredEvent(item.seq, item.kind, item.payload, moved if i == last else [])
+            for i, item in enumerate(items)
+        ]

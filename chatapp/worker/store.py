@@ -8,6 +8,7 @@ event's own frame, so the browser sees them in order). Status moves go through
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -66,22 +67,52 @@ def persist_durable(
     With ``lease``, the run row is locked first and the write refused (``LeaseLost``) unless this
     lease still holds the run: a worker wrongly thought dead can never write over its successor.
     """
-    extra = extra or {}
+    return persist_durable_batch(run_id, [DurableItem(seq, kind, payload, event, extra or {})], lease, seqs)
+
+
+@dataclass(frozen=True)
+class DurableItem:
+    """One durable event of a batch, numbered and redacted as it is to be stored."""
+
+    seq: int
+    kind: str
+    payload: dict[str, Any]
+    event: ev.Event
+    extra: dict[str, Any]
+
+
+def persist_durable_batch(
+    run_id: int,
+    items: list[DurableItem],
+    lease: str = "",
+    seqs: event_log.Sequence | None = None,
+) -> list[Frame]:
+    """``persist_durable`` for several events of one step, in their order, in ONE transaction (one
+    lease check, one commit): either all of them are stored or none. Returns the status frames of
+    the moves they made, in order."""
+    moved: list[Frame] = []
     with transaction.atomic():
         if lease and not Run.objects.select_for_update().filter(pk=run_id, lease_owner=lease).exists():
             raise LeaseLost(f"run {run_id} is no longer held by {lease}")
-        event_log.append(run_id, seq, kind, payload, durable=True)
-        if isinstance(event, ev.RunFailed):
-            return _fail(run_id, event, extra.get("partial_text", ""), seqs)
-        if isinstance(event, ev.ToolCallChanged):
-            _store_tool_call(run_id, event, extra)
-        elif isinstance(event, ev.RoundFinished):
-            _store_round(run_id, event)
-        elif isinstance(event, ev.ApprovalRequested):
-            return _pause(run_id, seqs)
-        elif isinstance(event, ev.RunFinished):
-            return _finish(run_id, event, seqs)
-        return []
+        for item in items:
+            moved += _persist_one(run_id, item, seqs)
+    return moved
+
+
+def _persist_one(run_id: int, item: DurableItem, seqs: event_log.Sequence | None) -> list[Frame]:
+    event, extra = item.event, item.extra
+    event_log.append(run_id, item.seq, item.kind, item.payload, durable=True)
+    if isinstance(event, ev.RunFailed):
+        return _fail(run_id, event, extra.get("partial_text", ""), seqs)
+    if isinstance(event, ev.ToolCallChanged):
+        _store_tool_call(run_id, event, extra)
+    elif isinstance(event, ev.RoundFinished):
+        _store_round(run_id, event)
+    elif isinstance(event, ev.ApprovalRequested):
+        return _pause(run_id, seqs)
+    elif isinstance(event, ev.RunFinished):
+        return _finish(run_id, event, seqs)
+    return []
 
 
 def _locked(run_id: int) -> Run:

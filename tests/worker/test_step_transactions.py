@@ -1,0 +1,172 @@
+"""Issue 15 target 5: the durable events of one engine step are stored in one transaction.
+
+The 000 §6 files scenario (round 1: ``read_file`` and ``search_files`` in parallel, round 2:
+``write_file``, round 3: the answer) driven through the real recorder and store. Pinned: which events
+share a transaction, the number of commits per run, and that a "running" status is stored before its
+tool starts (the statuses held for the next event never pass an effect)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.utils import CursorWrapper
+
+from agent import events as ev
+from agent.loop import LoopSettings
+from agent.providers import types as pt
+from chatapp.models import Run, RunEvent, ToolCall
+from chatapp.worker import recorder as recorder_module
+from chatapp.worker import store
+from tests.loop.loop_doubles import FuncToolbox, ScriptedProvider, call, info, reply, rounds_so_far
+from tests.worker.scenario import drive, new_run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _one_connection(settings):
+    settings.DELTA_DB = "default"
+
+
+def files_scenario(run: Run) -> FuncToolbox:
+    """A toolbox whose tools check, as they start, that their own "running" status is committed."""
+
+    def tool(name: str) -> Any:
+        async def handler(arguments: dict[str, Any]) -> Any:
+            # Read from the test's own connection: only what is committed is visible here.
+            status = await _committed_status(run.pk, name)
+            assert status == "running", (name, status)
+            return {"ok": name}
+
+        return handler
+
+    return FuncToolbox(
+        {
+            "read_file": (
+                info("read_file", {"path": {"type": "string"}}, risk="read_only"),
+                tool("read_file"),
+            ),
+            "search_files": (
+                info("search_files", {"glob": {"type": "string"}}, risk="read_only"),
+                tool("search_files"),
+            ),
+            "write_file": (
+                info("write_file", {"path": {"type": "string"}}, risk="write"),
+                tool("write_file"),
+            ),
+        }
+    )
+
+
+async def _committed_status(run_id: int, name: str) -> str | None:
+    import asyncio
+
+    def read() -> str | None:
+        from django.db import connections
+
+        try:
+            return ToolCall.objects.filter(run_id=run_id, name=name).values_list("status", flat=True).first()
+        finally:
+            connections.close_all()
+
+    return await asyncio.get_running_loop().run_in_executor(None, read)
+
+
+def answers(request: pt.ModelRequest) -> pt.AssembledResponse:
+    done = rounds_so_far(request)
+    if done == 0:
+        return reply(
+            calls=[
+                call("c1", "read_file", {"path": "config.yaml"}),
+                call("c2", "search_files", {"glob": "*.md"}),
+            ]
+        )
+    if done == 1:
+        return reply(calls=[call("c3", "write_file", {"path": "report.md"})])
+    return reply("分析完成，结果已经写入 report.md。")
+
+
+def drive_counting(run: Run, monkeypatch: pytest.MonkeyPatch) -> tuple[list[list[str]], int, int]:
+    """Drive the run; return the durable batches (each one transaction: the kinds it stored) and the
+    commits made by the worker's DB thread (durable batches and live frames)."""
+    batches: list[list[str]] = []
+    commits, queries = [0], [0]
+    main = threading.get_ident()
+    batch, commit, execute = store.persist_durable_batch, BaseDatabaseWrapper.commit, CursorWrapper._execute
+
+    def counting_batch(run_id: int, items: list[store.DurableItem], *args: Any) -> Any:
+        batches.append([_name(item) for item in items])
+        return batch(run_id, items, *args)
+
+    def counting_commit(self: BaseDatabaseWrapper) -> None:
+        if threading.get_ident() != main:
+            commits[0] += 1
+        commit(self)
+
+    def counting_execute(self: CursorWrapper, *args: Any) -> Any:
+        if threading.get_ident() != main:
+            queries[0] += 1
+        return execute(self, *args)
+
+    monkeypatch.setattr(CursorWrapper, "_execute", counting_execute)
+    monkeypatch.setattr(store, "persist_durable_batch", counting_batch)
+    monkeypatch.setattr(BaseDatabaseWrapper, "commit", counting_commit)
+    step = drive(run, ScriptedProvider(answers), files_scenario(run), LoopSettings())
+    monkeypatch.undo()
+    assert type(step).__name__ == "NextStepFinalOutput", step
+    return batches, commits[0], queries[0]
+
+
+def _name(item: store.DurableItem) -> str:
+    event = item.event
+    return f"{item.kind}:{event.status}" if isinstance(event, ev.ToolCallChanged) else item.kind
+
+
+def _check_stored(run: Run) -> None:
+    run.refresh_from_db()
+    assert run.status == "succeeded" and run.rounds_count == 3 and run.tool_calls_count == 3
+    assert set(ToolCall.objects.filter(run=run).values_list("status", flat=True)) == {"succeeded"}
+    seqs = list(RunEvent.objects.filter(run=run).order_by("seq").values_list("seq", flat=True))
+    assert seqs == list(range(1, len(seqs) + 1))  # every number once, none skipped
+
+
+def test_the_files_scenario_stores_its_durable_events_in_ten_transactions(cast, monkeypatch):
+    run = new_run(
+        cast["alice"], "读取 config.yaml，同时列出当前目录中的 Markdown 文件，然后把分析结果写入 report.md。"
+    )
+    batches, commits, queries = drive_counting(run, monkeypatch)
+    _check_stored(run)
+    print(f"durable transactions {len(batches)}, worker commits {commits}, queries {queries}")  # noqa: T201 - figures for the docs
+    assert batches == [
+        ["round_finished"],
+        # Screening both calls (no effect) is stored with the first "running", before its tool starts.
+        [
+            "tool_call:proposed",
+            "tool_call:approved",
+            "tool_call:proposed",
+            "tool_call:approved",
+            "tool_call:running",
+        ],
+        ["tool_call:running"],
+        ["tool_call:succeeded"],
+        ["tool_call:succeeded"],
+        ["round_finished"],
+        ["tool_call:proposed", "tool_call:approved", "tool_call:running"],
+        ["tool_call:succeeded"],
+        ["round_finished"],
+        ["run_finished"],
+    ]
+    assert len(batches) / 3 < 3.4  # per round: 16 / 3 before holding decisions, 10 / 3 now
+
+
+def test_without_holding_each_durable_event_is_its_own_transaction(cast, monkeypatch):
+    """The figure before: one transaction per durable event (16 for the scenario)."""
+    monkeypatch.setattr(recorder_module, "HELD_STATUSES", ())
+    run = new_run(cast["alice"], "files")
+    batches, commits, queries = drive_counting(run, monkeypatch)
+    _check_stored(run)
+    print(f"durable transactions {len(batches)}, worker commits {commits}, queries {queries}")  # noqa: T201 - figures for the docs
+    assert len(batches) == 16 and all(len(b) == 1 for b in batches)
