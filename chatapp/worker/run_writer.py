@@ -2,8 +2,9 @@
 
 Live frames (deltas, links, progress) go to the worker's cross-run batch (``frame_batch``), which
 stores and publishes them together with the other runs' frames. Durable events are written with the
-domain rows they change in one transaction that first checks the lease (``store.persist_durable``);
-the caller publishes them once this returns. Numbers come from one ``Sequence`` per segment (no query
+domain rows they change in one transaction that first checks the lease (``store.persist_durable_batch``;
+several events of one step share it when the recorder held some, ``recorder.held_until_next``); the
+caller publishes them once this returns. Numbers come from one ``Sequence`` per segment (no query
 per frame): the lease makes this worker the run's only writer (``event_log``).
 """
 
