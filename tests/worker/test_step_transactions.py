@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
 
@@ -36,9 +37,10 @@ def files_scenario(run: Run) -> FuncToolbox:
 
     def tool(name: str) -> Any:
         async def handler(arguments: dict[str, Any]) -> Any:
-            # Read from the test's own connection: only what is committed is visible here.
-            status = await _committed_status(run.pk, name)
-            assert status == "running", (name, status)
+            if connection.vendor == "postgresql":  # SQLite's test database is not shared that way
+                # Read on a connection of its own: only what is committed is visible there.
+                status = await _committed_status(run.pk, name)
+                assert status == "running", (name, status)
             return {"ok": name}
 
         return handler
