@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatapp.devstack import Stack, _signal_group, wait_for
+from chatapp.devstack import Stack, StackError, _signal_group, wait_for
 
 TERMINAL = ("succeeded", "failed", "cancelled", "denied")
 
@@ -59,6 +59,41 @@ class DurableStack:
         proc = self.stack.start_worker("worker", concurrency, node=self.worker_name, env=env)
         wait_for(self.worker_answers, 60, "the Celery worker", proc)
         return proc
+
+    def web_answers(self) -> bool:
+        """daphne (which also serves the demo model) answers its health check."""
+        import httpx
+
+        try:
+            return httpx.get(f"{self.base_url}/healthz", timeout=2).status_code < 500
+        except httpx.HTTPError:
+            return False
+
+    def heal(self, timeout: float = 60) -> None:
+        """Redis and daphne up and answering, as a test that killed things at random must leave them.
+
+        A process killed in the last moments of such a test, or started again while its port was
+        still held, leaves the next tests without a model server: every later test failed on
+        "connection failed" once (CI, 2026-12-01). A daphne that is alive but not answering is
+        started again too.
+        """
+        redis = self.stack.procs.get("redis")
+        if redis is None or redis.poll() is not None:
+            self.start_redis()
+        if self.web_answers():
+            return
+        argv, env = self.stack.recipes["web"]
+        for attempt in range(3):  # a port still held by the killed one makes a start exit at once
+            self.stack.stop_one("web")
+            proc = self.stack.spawn("web", argv, **env)
+            try:
+                wait_for(self.web_answers, timeout, "daphne after the chaos", proc)
+            except StackError:
+                if attempt == 2:
+                    raise
+                continue
+            self.notes.append(f"healed: web started again (pid {proc.pid})")
+            return
 
     def worker_answers(self) -> bool:
         from chatapp.celery import app

@@ -224,7 +224,8 @@ def test_chaos_every_run_terminal_no_side_effect_twice_and_clients_match_storage
         asyncio.run(scenario())
     finally:
         supervising.set()
-        guard.join(5)
+        guard.join(30)
+        durable_stack.heal()  # the next tests need daphne (and its demo model) and Redis answering
     report = check_everything(followers, texts, demo_tools.outbox)
     report["kills"] = chaos.kills
     report["restarts"] = len(durable_stack.notes)
@@ -293,3 +294,12 @@ def _check_rounds(run: Run) -> None:
         elif kind == "round_finished":
             assert payload["round_index"] not in finished, f"run {run.pk}: round stored twice"
             finished.add(payload["round_index"])
+
+
+def test_heal_leaves_the_stack_answering_after_daphne_was_killed(durable_stack):
+    # What the chaos test relies on to hand a whole stack to the next tests.
+    _signal_group(durable_stack.stack.procs["web"], signal.SIGKILL)
+    durable_stack.stack.procs["web"].wait(10)
+    assert not durable_stack.web_answers()
+    durable_stack.heal()
+    assert durable_stack.web_answers()
