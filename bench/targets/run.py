@@ -5,7 +5,8 @@ kind) and prints one line per target: the figure, the bound, and "met" or "NOT m
 docs/performance.md gives the measured reason. It measures nothing itself, so it can be rerun on
 stored results.
 
-    .venv/bin/python -m bench targets [--browser F] [--capacity F] [--capacity-1000 F] [--runs F] [--scale F]
+    .venv/bin/python -m bench targets            # the newest results of each kind
+    .venv/bin/python -m bench.targets.run [--browser F] [--stop-idle F] [--capacity F] [--capacity-1000 F] [--runs F] [--scale F]
 """
 
 from __future__ import annotations
@@ -132,15 +133,21 @@ def scale_line(doc: dict[str, Any]) -> Line:
     return Line(f"7. scale-out, 2 workers / 1 worker (C={top})", f"{pair['w2'] / pair['w1']:.2f}x", "reported", True)
 
 
-def idle_stop_lines(doc: dict[str, Any]) -> Iterator[Line]:
-    idle = next(iter((doc.get("idle_pct_of_core") or {}).values()), None)
+def of_label(table: dict[str, Any] | None, label: str | None) -> Any:
+    """The entry of ``label`` (the app's row label), else the last one."""
+    table = table or {}
+    return table.get(label) if label in table else next(reversed(table.values()), None)
+
+
+def idle_stop_lines(doc: dict[str, Any], label: str | None) -> Iterator[Line]:
+    idle = of_label(doc.get("idle_pct_of_core"), label)
     if idle:
         worst = max(idle.get("worker", 0), idle.get("daphne", 0))
         yield Line("8. idle worker / daphne, % of a core", f"{idle.get('worker')} / {idle.get('daphne')} %", "< 1 %",
                    worst < 1)
     else:
         yield Line("8. idle cost", "-", "< 1 %", None)
-    stop = next(iter((doc.get("stop") or {}).values()), None)
+    stop = of_label(doc.get("stop"), label)
     value = stop.get("stop_to_end_p50_ms") if stop else None
     yield Line("8. Stop -> end of run p50", fmt(value, "ms"), "<= 100 ms", None if value is None else value <= 100)
 
@@ -165,7 +172,7 @@ def main() -> None:
     lines = [*ttft_lines(rows), *cpu_lines(rows), throughput_line(browser, rows),
              *capacity_lines(load(args.capacity), load(args.capacity_1000)), overhead_line(load(args.runs)),
              *failure_lines(rows), scale_line(load(args.scale)),
-             *idle_stop_lines(load(args.stop_idle) if args.stop_idle else browser)]
+             *idle_stop_lines(load(args.stop_idle) if args.stop_idle else browser, rows[0]["target"] if rows else None)]
     for line in lines:
         print(line.text())
 
