@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay_emulator_http import json_response, seal, sealed_ok, sse
+from replay_emulator_http import PrefixCache, json_response, seal, sealed_ok, sse
 from replay_seed import FINAL_TEXT, reasoning_for, round_calls
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -89,6 +89,7 @@ class AnthropicEmulator:
     requests: list[dict[str, Any]] = field(default_factory=list)
     redacted_in_round_one: bool = True
     require_key: bool = True  # a test whose worker process holds no key turns this off
+    cache: PrefixCache = field(default_factory=PrefixCache)
 
     def app(self) -> Starlette:
         return Starlette(routes=[Route("/v1/messages", self.endpoint, methods=["POST"])])
@@ -115,7 +116,36 @@ class AnthropicEmulator:
         for i, message in enumerate(messages):
             if i and message.get("role") == messages[i - 1].get("role"):
                 return f"messages: roles must alternate between \"user\" and \"assistant\", but found multiple \"{message['role']}\" roles in a row"
-        return self._tool_pairing(messages) or self._thinking(body, messages)
+        return self._tool_pairing(messages) or self._markers(body) or self._thinking(body, messages)
+
+    @staticmethod
+    def _markers(body: dict[str, Any]) -> str | None:
+        """Prompt caching's rules on cache_control (the API's wordings, docs/providers.md)."""
+        located = [(f"tools.{i}", b) for i, b in enumerate(body.get("tools") or ())]
+        if isinstance(body.get("system"), list):
+            located += [(f"system.{i}", b) for i, b in enumerate(body["system"])]
+        for i, message in enumerate(body.get("messages") or ()):
+            if isinstance(message.get("content"), list):
+                located += [(f"messages.{i}.content.{j}", b) for j, b in enumerate(message["content"])]
+        marked = [(where, b) for where, b in located if isinstance(b, dict) and "cache_control" in b]
+        if len(marked) > 4:
+            return f"A maximum of 4 blocks with cache_control may be provided. Found {len(marked)}."
+        for where, block in marked:
+            if block.get("type") in ("thinking", "redacted_thinking"):
+                return f"{where}.{block['type']}.cache_control: Extra inputs are not permitted"
+            if block.get("type") == "text" and not block.get("text"):
+                return "cache_control cannot be set for empty text blocks"
+        return None
+
+    @staticmethod
+    def prompt_blocks(body: dict[str, Any]) -> list[Any]:
+        """The prompt in cache prefix order: tools, system, then every message's blocks."""
+        system = body.get("system")
+        blocks: list[Any] = list(body.get("tools") or ())
+        blocks += system if isinstance(system, list) else ([{"type": "text", "text": system}] if system else [])
+        for message in body.get("messages") or ():
+            blocks += [{"role": message["role"], **b} for b in _blocks(message)]
+        return blocks
 
     @staticmethod
     def _tool_pairing(messages: list[dict[str, Any]]) -> str | None:
@@ -175,10 +205,14 @@ class AnthropicEmulator:
         for position, (name, arguments) in enumerate(calls or ()):
             content.append({"type": "tool_use", "id": f"toolu_{seen:02d}_{position}", "name": name,
                             "input": json.loads(arguments)})
-        # Roughly what a tokenizer would count, so the client's calibration stays realistic.
-        size = len(json.dumps([body.get("system"), body.get("tools"), messages], ensure_ascii=False)) // 3
-        usage = {"input_tokens": size, "output_tokens": 60, "cache_creation_input_tokens": 0,
-                 "cache_read_input_tokens": 0}
+        # Counted from the request; cache reads and writes as the breakpoints (or the top-level
+        # automatic marker, on the last block) decide; input_tokens is what is neither.
+        blocks = self.prompt_blocks(body)
+        if isinstance(body.get("cache_control"), dict) and blocks:
+            blocks[-1] = {**blocks[-1], "cache_control": body["cache_control"]}
+        read, written, total = self.cache.breakpoints(blocks)
+        usage = {"input_tokens": total - read - written, "output_tokens": 60,
+                 "cache_creation_input_tokens": written, "cache_read_input_tokens": read}
         return {"id": f"msg_emu_{seen}", "type": "message", "role": "assistant", "model": body["model"],
                 "content": content, "stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None,
                 "usage": usage}

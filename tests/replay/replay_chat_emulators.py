@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay_emulator_http import json_response, seal, sealed_ok, sse
+from replay_emulator_http import PrefixCache, json_response, seal, sealed_ok, sse
 from replay_seed import FINAL_TEXT, reasoning_for, round_calls
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -81,6 +81,7 @@ class ChatEmulator:
 
     model_prefix: str
     requests: list[dict[str, Any]] = field(default_factory=list)
+    cache: PrefixCache = field(default_factory=PrefixCache)
 
     def app(self) -> Starlette:
         routes = [Route(p, self.endpoint, methods=["POST"]) for p in ("/v1/chat/completions", "/chat/completions")]
@@ -115,6 +116,17 @@ class ChatEmulator:
     def reasoning_delta(self, text: str) -> dict[str, Any]:
         return {}
 
+    def usage(self, body: dict[str, Any], reasoning: str) -> dict[str, Any]:
+        """Counted from the request, with the prompt cache's hit (automatic prefix caching)."""
+        read, _, total = self.cache.automatic([body.get("tools") or [], *body["messages"]])
+        thought = len(reasoning) // 2
+        completion = 40 + thought
+        usage = {"prompt_tokens": total, "completion_tokens": completion, "total_tokens": total + completion}
+        return {**usage, **self.usage_details(read, total, thought)}
+
+    def usage_details(self, read: int, total: int, thought: int) -> dict[str, Any]:
+        return {}
+
     # -- the answer ------------------------------------------------------------------------------
     def chunks(self, seen: int, calls: list[tuple[str, str]] | None, body: dict[str, Any]) -> list[dict[str, Any]]:
         base = {"id": f"emu-{seen}", "object": "chat.completion.chunk", "created": int(time.time()), "model": body["model"]}
@@ -128,7 +140,7 @@ class ChatEmulator:
         if self.reasoning_delta(""):
             for piece in (reasoning[: len(reasoning) // 2], reasoning[len(reasoning) // 2 :]):
                 out.append(chunk({"content": None, **self.reasoning_delta(piece)}))
-        usage = {"prompt_tokens": 300 + 100 * seen, "completion_tokens": 40, "total_tokens": 340 + 100 * seen}
+        usage = self.usage(body, reasoning if self.reasoning_delta("") else "")
         if calls is None:
             for piece in (FINAL_TEXT[:5], FINAL_TEXT[5:]):
                 out.append(chunk({"content": piece}))
@@ -185,6 +197,11 @@ class DeepSeekEmulator(ChatEmulator):
     def reasoning_delta(self, text: str) -> dict[str, Any]:
         return {"reasoning_content": text}
 
+    def usage_details(self, read: int, total: int, thought: int) -> dict[str, Any]:
+        # As recorded (reference/providers.md §1.5): cache hits and misses, reasoning tokens.
+        return {"prompt_cache_hit_tokens": read, "prompt_cache_miss_tokens": total - read,
+                "completion_tokens_details": {"reasoning_tokens": thought}}
+
     def validate(self, body: dict[str, Any], request: Request) -> None:
         super().validate(body, request)
         thinking = (body.get("thinking") or {}).get("type", "enabled") != "disabled"
@@ -213,6 +230,11 @@ class GeminiEmulator(ChatEmulator):
         if position:
             return {}
         return {"extra_content": {"google": {"thought_signature": seal("gemini", f"{name}\n{arguments}")}}}
+
+    def usage_details(self, read: int, total: int, thought: int) -> dict[str, Any]:
+        # Implicit caching (Gemini 2.5 and newer) is reported as prompt_tokens_details.cached_tokens
+        # on the OpenAI-compatible endpoint (openai/openai-python#2544 shows such a body).
+        return {"prompt_tokens_details": {"cached_tokens": read}}
 
     def validate(self, body: dict[str, Any], request: Request) -> None:
         for key in ("parallel_tool_calls", "n"):

@@ -33,6 +33,66 @@ def sealed_ok(kind: str, payload: str, blob: Any) -> bool:
     return isinstance(blob, str) and hmac.compare_digest(blob, seal(kind, payload))
 
 
+def tokens_of(piece: Any) -> int:
+    """Roughly what a tokenizer counts for a JSON piece of the prompt (markers never count)."""
+    return max(1, len(json.dumps(_unmarked(piece), ensure_ascii=False, sort_keys=True)) // 3)
+
+
+def _unmarked(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_unmarked(v) for v in value]
+    return value
+
+
+def _prefix_keys(pieces: list[Any]) -> list[str]:
+    """keys[n] identifies pieces[:n] as content (cache markers excluded: they move every round)."""
+    running = hashlib.sha256()
+    keys = [running.hexdigest()]
+    for piece in pieces:
+        running.update(json.dumps(_unmarked(piece), ensure_ascii=False, sort_keys=True).encode())
+        keys.append(running.hexdigest())
+    return keys
+
+
+class PrefixCache:
+    """A provider's prompt cache, as the caching pages describe it (docs/providers.md, "Prompt caching").
+
+    The prompt is a list of pieces in prefix order (tools, system, messages or their blocks).
+    ``automatic`` (OpenAI, DeepSeek, Gemini implicit caching): every prefix a request sent is cached,
+    a later request reads the longest one it starts with, and nothing is billed as a write.
+    ``breakpoints`` (Anthropic): only the prefixes that end at a block carrying ``cache_control`` are
+    written; a later request reads the longest written prefix ending at one of its breakpoints or up
+    to 20 blocks before it. Returns (read, written, total) tokens.
+    """
+
+    LOOKBACK = 20
+
+    def __init__(self) -> None:
+        self.stored: set[str] = set()
+
+    def automatic(self, pieces: list[Any]) -> tuple[int, int, int]:
+        keys, sizes = _prefix_keys(pieces), [tokens_of(p) for p in pieces]
+        hit = max((n for n in range(len(pieces) + 1) if keys[n] in self.stored), default=0)
+        self.stored.update(keys[1:])
+        return sum(sizes[:hit]), 0, sum(sizes)
+
+    def breakpoints(self, pieces: list[Any]) -> tuple[int, int, int]:
+        keys, sizes = _prefix_keys(pieces), [tokens_of(p) for p in pieces]
+        ends = [n + 1 for n, p in enumerate(pieces) if isinstance(p, dict) and "cache_control" in p]
+        hit = 0
+        for end in ends:
+            for n in range(end, max(end - self.LOOKBACK, 0) - 1, -1):
+                if n and keys[n] in self.stored:
+                    hit = max(hit, n)
+                    break
+        last = max(ends, default=0)
+        written = sum(sizes[hit:last]) if last > hit else 0
+        self.stored.update(keys[n] for n in ends)
+        return sum(sizes[:hit]), written, sum(sizes)
+
+
 def sse(events: Iterable[tuple[str | None, dict[str, Any] | str]]) -> StreamingResponse:
     async def body() -> AsyncIterator[bytes]:
         for name, data in events:

@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay_emulator_http import json_response, seal, sealed_ok, sse
+from replay_emulator_http import PrefixCache, json_response, seal, sealed_ok, sse
 from replay_seed import FINAL_TEXT, reasoning_for, round_calls
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -33,6 +33,13 @@ from starlette.routing import Route
 
 def error(message: str, code: str | None = None, param: str | None = None) -> Response:
     return json_response(400, {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}})
+
+
+def _sealed_payload(item_id: Any, summary: Any) -> str:
+    """What the blob is bound to: the item and its content, not the spelling of our JSON. A JSON
+    object's keys are unordered (RFC 8259), and PostgreSQL's jsonb, where a round is stored, keeps
+    them in its own order; the API parses the item, it does not compare bytes of it."""
+    return f"{item_id}\n{json.dumps(summary, ensure_ascii=False, sort_keys=True)}"
 
 
 def _blob_label(blob: str) -> str:
@@ -45,6 +52,7 @@ class ResponsesEmulator:
     # call_id -> the reasoning item id that came before it in the same response
     reasoning_of_call: dict[str, str] = field(default_factory=dict)
     fc_ids: dict[str, str] = field(default_factory=dict)
+    cache: PrefixCache = field(default_factory=PrefixCache)
 
     def app(self) -> Starlette:
         return Starlette(routes=[Route("/v1/responses", self.endpoint, methods=["POST"])])
@@ -88,7 +96,7 @@ class ResponsesEmulator:
                     return error(
                         f"Item with id '{item.get('id')}' not found. Items are not persisted when `store` is set to "
                         "false. Try again with `store` set to true, or remove this item from your input.", None, "input")
-                if blob is not None and not sealed_ok("reasoning", f"{item.get('id')}\n{json.dumps(item.get('summary'), ensure_ascii=False)}", blob):
+                if blob is not None and not sealed_ok("reasoning", _sealed_payload(item.get("id"), item.get("summary")), blob):
                     return error(f"The encrypted content {_blob_label(blob)} could not be verified.", "invalid_encrypted_content")
                 seen_reasoning.add(item.get("id"))
             elif kind == "function_call":
@@ -114,7 +122,7 @@ class ResponsesEmulator:
         summary = [{"type": "summary_text", "text": reasoning_for(seen)}]
         reasoning: dict[str, Any] = {"id": rs_id, "type": "reasoning", "summary": summary}
         if encrypted:
-            reasoning["encrypted_content"] = seal("reasoning", f"{rs_id}\n{json.dumps(summary, ensure_ascii=False)}")
+            reasoning["encrypted_content"] = seal("reasoning", _sealed_payload(rs_id, summary))
         output: list[dict[str, Any]] = [reasoning]
         calls = round_calls(seen)
         if calls is None:
@@ -127,8 +135,10 @@ class ResponsesEmulator:
             self.fc_ids[call_id] = fc_id
             output.append({"id": fc_id, "type": "function_call", "status": "completed", "call_id": call_id,
                            "name": name, "arguments": arguments})
-        usage = {"input_tokens": 300 + 100 * seen, "input_tokens_details": {"cached_tokens": 0},
-                 "output_tokens": 80, "output_tokens_details": {"reasoning_tokens": 40}, "total_tokens": 380 + 100 * seen}
+        # Automatic prefix caching, reported as input_tokens_details.cached_tokens.
+        read, _, total = self.cache.automatic([body.get("tools") or [], *items])
+        usage = {"input_tokens": total, "input_tokens_details": {"cached_tokens": read},
+                 "output_tokens": 80, "output_tokens_details": {"reasoning_tokens": 40}, "total_tokens": total + 80}
         return {"id": f"resp_emu_{seen}", "object": "response", "status": "completed", "model": body["model"],
                 "output": output, "usage": usage, "store": body.get("store", True), "incomplete_details": None}
 
