@@ -120,6 +120,9 @@ def test_costs_per_round_run_conversation_and_user_are_shown_and_exported(cast):
     assert "unknown (no price for reasoning)" in chat  # round 2: reasoning tokens, no reasoning price
     assert "≥ USD 0.0300 (1 round unpriced)" in chat  # the run, and the conversation under the chart
     assert 'data-role="conversation-cost">≥ USD 0.0300 (1 round unpriced)' in chat
+    # The usage chart prices each bar (its tooltip and the table read out to screen readers).
+    assert "+ 1,000 completion tokens, cost USD 0.0300</title>" in chat
+    assert "+ 500 completion tokens, cost unknown (no price for reasoning)</title>" in chat
     assert "≥ USD 0.0300 (1 round unpriced)" in pages["runs"]
     assert 'data-user="alice"' in pages["runs"]  # cost by user
     assert "unknown (no price for reasoning)" in pages["run"]

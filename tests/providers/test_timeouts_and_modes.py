@@ -151,3 +151,26 @@ async def test_demo_model_over_uvicorn_with_the_demo_preset(demo_url, stream):
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == response.text
     if stream:
         assert sum(isinstance(e, TextDelta) for e in events) > 5
+
+
+async def test_the_loop_does_not_retry_a_stall_into_another_billed_attempt(server, http):
+    # The same silent-then-stalled answer through the real loop, whose round retry would otherwise
+    # send the request again: one request, and the run fails naming the idle timeout to raise.
+    from test_prompt_caching import Files
+
+    from agent.loop import AllowAll, LoopSettings, NextStepFailed, run_agent
+    from agent.messages import Message
+    from agent.sink import ListSink
+    from agent.state import RunState
+
+    release = asyncio.Event()
+    server.queue(Reply([b": thinking\n\n"], stall=release, stall_before=0))
+    server.queue(Reply.sse(CASES_BY_ID["openai_chat_stream_finish_length"].body))
+    provider = make_provider(http, server.base_url, "openai_chat", "openai", idle_timeout=0.3, max_retries=2)
+    state = RunState.start("run", [Message.user("think it through")])
+    try:
+        step = await run_agent(state, provider, Files(), ListSink(), LoopSettings(round_retries=2), AllowAll())
+    finally:
+        release.set()
+    assert isinstance(step, NextStepFailed) and step.code == "stalled" and "idle timeout" in step.message
+    assert len(server.requests) == 1 and state.rounds == []
