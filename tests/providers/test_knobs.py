@@ -169,3 +169,62 @@ def test_output_limit_defaults_are_large_enough_for_thinking(http):
         assert provider.max_output_tokens >= 32_000, preset
     # gpt-4o takes at most 16,384 completion tokens: the non-reasoning default stays within it.
     assert make_provider(http, "http://127.0.0.1:9", "openai_chat", "openai", model="gpt-4o").max_output_tokens == 16_384
+
+
+async def test_knobs_and_the_extra_body_ride_every_round_of_a_tool_loop_and_its_resumed_run(http):
+    """Through the real loop over real HTTP, against the strict o-series emulator (which answers 400
+    to what OpenAI refuses, parallel_tool_calls included): every round of a three-request tool loop
+    carries the effort and the admin's extra body, and a run resumed after its first round (rebuilt
+    from its durable events, as the worker does) sends the same requests."""
+    from openai_chat_emulator import Answer, StrictOpenAIChat
+    from test_prompt_caching import Files
+
+    from agent.context.budget import ContextLimits
+    from agent.events import DURABLE, RoundFinished
+    from agent.loop import AllowAll, LoopSettings, NextStepFinalOutput, run_agent
+    from agent.messages import Message
+    from agent.providers.registry import build_provider
+    from agent.providers.settings import ProviderSettings
+    from agent.sink import ListSink
+    from agent.state import RunState
+
+    def respond(body):
+        n = sum(1 for m in body["messages"] if m["role"] == "tool")
+        if n < 2:
+            return Answer(calls=[(f"call_{n}", "read_file", {"path": f"{n}.md"})])
+        return Answer(text="done")
+
+    extra = {"metadata": {"app": "clearloop"}, "service_tier": "flex"}
+    start = [Message.system("You read files."), Message.user("Read two files.")]
+
+    async def drive(state: RunState) -> tuple[StrictOpenAIChat, ListSink]:
+        server = StrictOpenAIChat(respond)
+        await server.start()
+        try:
+            settings = ProviderSettings(
+                name="o", kind="openai_chat", base_url=server.base_url + "/v1", model="o4-mini", api_key="sk-test",
+                knobs=Knobs(reasoning_effort="high"), extra_body=extra,
+            )
+            provider = build_provider(settings, http)
+            # As the worker does (load_run_context): the output limit is the preset's default.
+            output = provider.max_output_tokens
+            limits = ContextLimits(context_window=200_000, model_max_output=output, requested_max_output=output)
+            sink = ListSink()
+            loop = LoopSettings(parallel_tool_calls=True, limits=limits)
+            step = await run_agent(state, provider, Files(), sink, loop, AllowAll())
+            assert step == NextStepFinalOutput("done")
+            return server, sink
+        finally:
+            await server.stop()
+
+    reference, sink = await drive(RunState.start("run", list(start)))
+    assert len(reference.bodies) == 3
+    for body in reference.bodies:
+        assert body["reasoning_effort"] == "high"
+        assert {k: body[k] for k in extra} == extra
+        assert body["max_completion_tokens"] >= 32_000  # a reasoning model's default output limit
+        assert "parallel_tool_calls" not in body and body["model"] == "o4-mini"
+    durable = [e for e in sink.events if isinstance(e, DURABLE)]
+    cut = next(i for i, e in enumerate(durable) if isinstance(e, RoundFinished) and e.round_index == 0) + 1
+    resumed, _ = await drive(RunState.rebuild("run", list(start), durable[:cut]))
+    assert resumed.bodies == reference.bodies[1:]
