@@ -9,7 +9,7 @@ from __future__ import annotations
 import mimetypes
 
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
@@ -31,6 +31,7 @@ from chatapp.services.workspace_files import (
     open_for_reading,
     zip_stream,
 )
+from chatapp.streaming import StreamedFileResponse, streaming_response
 
 PREVIEW_BYTES = 1024 * 1024
 # Shown inline only as raster images: an SVG or HTML file is never rendered by the browser from here.
@@ -74,7 +75,7 @@ def download(request: HttpRequest, conversation_id: int, path: str) -> HttpRespo
         handle, _, safe = open_for_reading(convo, path)
     except FileRefused as exc:
         raise Http404(str(exc)) from None
-    response = FileResponse(handle, as_attachment=True, filename=safe.parts[-1])
+    response = StreamedFileResponse(request, handle, as_attachment=True, filename=safe.parts[-1])
     response["Content-Type"] = mimetypes.guess_type(safe.parts[-1])[0] or "application/octet-stream"
     response["X-Content-Type-Options"] = "nosniff"
     return response
@@ -91,7 +92,7 @@ def raw_image(request: HttpRequest, conversation_id: int, path: str) -> HttpResp
         handle, _, _ = open_for_reading(convo, path)
     except FileRefused as exc:
         raise Http404(str(exc)) from None
-    response = FileResponse(handle, content_type=kind)
+    response = StreamedFileResponse(request, handle, content_type=kind)
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"
     return response
@@ -133,7 +134,7 @@ def _highlighted(name: str, text: str) -> str:
 @require_GET
 def download_all(request: HttpRequest, conversation_id: int) -> HttpResponseBase:
     convo = viewable_conversation_or_404(request.user, conversation_id)
-    response = StreamingHttpResponse(zip_stream(convo), content_type="application/zip")
+    response = streaming_response(request, zip_stream(convo), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="conversation-{convo.pk}-files.zip"'
     return response
 

@@ -29,6 +29,7 @@ from chatapp.services.limits import model_allowed
 from chatapp.services.providers import default_provider
 from chatapp.services.runs import request_cancel, start_run
 from chatapp.services.trace import run_summary, run_trace
+from chatapp.streaming import StreamedFileResponse
 from chatapp.views.api_auth import ApiError, KeyAuth, require_scope
 from chatapp.views.htmx import api_key
 
@@ -224,7 +225,7 @@ def download_file(request: HttpRequest, conversation_id: int, path: str) -> File
         handle, _, safe = workspace_files.open_for_reading(convo, path)
     except workspace_files.FileRefused as exc:
         raise ApiError(404, str(exc), "no_such_file") from None
-    response = FileResponse(handle, as_attachment=True, filename=safe.parts[-1])
+    response = StreamedFileResponse(request, handle, as_attachment=True, filename=safe.parts[-1])
     response["Content-Type"] = mimetypes.guess_type(safe.parts[-1])[0] or "application/octet-stream"
     response["X-Content-Type-Options"] = "nosniff"
     return response

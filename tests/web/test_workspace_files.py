@@ -147,3 +147,86 @@ def test_the_write_file_trace_row_links_the_file(cast, convo, workspace):
     assert f'href="/c/{convo.pk}/files/view/report.md"' in html
     assert "evil.md</span>" not in html and "files/download/../" not in html
     assert not Upload.objects.exists()
+
+
+def asgi_get(user, path: str, on_first_piece) -> tuple[dict, list[bytes]]:
+    """GET ``path`` through Django's ASGI handler (what daphne runs), as ``user``. ``on_first_piece`` is
+    called when the first piece of the body is handed to the server; returns the start message and
+    every body piece, in order."""
+    import asyncio
+
+    from asgiref.sync import async_to_sync
+    from django.core.handlers.asgi import ASGIHandler
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    client = Client()
+    client.force_login(user)
+    cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+        "headers": [(b"host", b"testserver"), (b"cookie", cookie)],
+        "client": ("127.0.0.1", 40000), "server": ("testserver", 80),
+    }
+    requested = False
+    start: dict = {}
+    pieces: list[bytes] = []
+
+    async def receive():
+        nonlocal requested
+        if not requested:
+            requested = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await asyncio.Event().wait()  # the client stays connected
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            start.update(message)
+        elif message.get("body"):
+            if not pieces:
+                on_first_piece()
+            pieces.append(message["body"])
+
+    # As Django's test client does: the request signals must not close the test's database connection.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        async_to_sync(ASGIHandler())(scope, receive, send)
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+    return start, pieces
+
+
+def test_under_asgi_the_zip_is_sent_while_it_is_made(cast, convo, workspace):
+    # Django collects a synchronous iterator into a list before serving it under ASGI. The zip must not
+    # be: the first piece goes out before the last file is even opened, so a change made to that file
+    # once the first piece was sent is in the archive.
+    last = workspace / "data" / "numbers.csv"  # the walk takes folders after the files beside them
+
+    def change_the_last_file():
+        last.write_bytes(b"changed after the first piece was sent\n")
+
+    start, pieces = asgi_get(cast["alice"], f"/c/{convo.pk}/files.zip", change_the_last_file)
+    assert start["status"] == 200 and len(pieces) > 1
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(pieces)))
+    assert archive.read("data/numbers.csv") == b"changed after the first piece was sent\n"
+    assert archive.read("report.md") == (workspace / "report.md").read_bytes()
+
+
+def test_under_asgi_a_download_is_read_while_it_is_sent(cast, convo, workspace):
+    big = workspace / "big.bin"
+    data = os.urandom(1_000_000)
+    big.write_bytes(data)
+
+    def overwrite_the_tail():
+        with big.open("r+b") as handle:
+            handle.seek(len(data) - 5)
+            handle.write(b"AFTER")
+
+    start, pieces = asgi_get(cast["alice"], f"/c/{convo.pk}/files/download/big.bin", overwrite_the_tail)
+    assert start["status"] == 200 and (b"Content-Length", b"1000000") in start["headers"]
+    body = b"".join(pieces)
+    assert len(pieces) > 1 and len(pieces[0]) <= 64 * 1024
+    assert body == data[:-5] + b"AFTER"  # the end was read after the first piece had gone out

@@ -1,0 +1,62 @@
+"""Responses that are sent while they are produced, under ASGI (daphne) as under WSGI.
+
+Django serves a *synchronous* iterator under ASGI by first collecting all of it into a list
+(``StreamingHttpResponse.__aiter__``: "must consume synchronous iterators"), so a zip of the whole
+workspace, or a 25 MB download, was built in daphne's memory before its first byte left. Here the
+iterator is handed to Django as an *asynchronous* one that takes each piece from the synchronous
+producer in a worker thread, so every piece is sent as soon as it exists. Under WSGI (the test
+client) the synchronous iterator is kept, which Django streams as it is.
+
+The producers here read files only (no database), so they run outside Django's one thread for
+synchronous code (``thread_sensitive=False``) and never hold up other requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIRequest
+from django.http import FileResponse, HttpRequest, StreamingHttpResponse
+
+_DONE = object()
+
+
+async def pieces(source: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """Each piece of ``source`` as soon as it is produced; closing this closes ``source``."""
+    take = sync_to_async(next, thread_sensitive=False)
+    try:
+        while (piece := await take(source, _DONE)) is not _DONE:
+            if piece:
+                yield piece
+    finally:
+        close = getattr(source, "close", None)
+        if close is not None:
+            await sync_to_async(close, thread_sensitive=False)()
+
+
+def is_asgi(request: HttpRequest) -> bool:
+    return isinstance(request, ASGIRequest)
+
+
+def streaming_response(request: HttpRequest, source: Iterator[bytes], **kwargs: Any) -> StreamingHttpResponse:
+    content: Iterator[bytes] | AsyncIterator[bytes] = pieces(source) if is_asgi(request) else source
+    return StreamingHttpResponse(content, **kwargs)
+
+
+class StreamedFileResponse(FileResponse):
+    """A ``FileResponse`` (its headers: length, type, disposition) whose body is read piece by piece
+    as it is sent under ASGI too, instead of being read whole into a list first."""
+
+    block_size = 64 * 1024
+
+    def __init__(self, request: HttpRequest, *args: Any, **kwargs: Any) -> None:
+        self._asgi = is_asgi(request)
+        super().__init__(*args, **kwargs)
+
+    def _set_streaming_content(self, value: Any) -> None:
+        super()._set_streaming_content(value)
+        if self._asgi and not self.is_async:
+            self._iterator = pieces(self._iterator)
+            self.is_async = True
