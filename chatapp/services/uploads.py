@@ -39,6 +39,9 @@ ZIP_CONTAINERS = {"docx", "xlsx", "pptx"}
 # (python-docx, the extraction for the model) ever opens it.
 MAX_UNZIPPED_BYTES = 200 * 1024 * 1024
 MAX_ZIP_RATIO = 200
+# An image is decoded whole to scale it for a model (services/images.py): a small PNG of one colour can
+# hold hundreds of megapixels (a decompression bomb). Pillow's own warning threshold, about 89 M pixels.
+MAX_IMAGE_PIXELS = 89_478_485
 
 
 class UploadRefused(Exception):
@@ -102,11 +105,24 @@ def _check_image(name: str, upload: Any, expected: str) -> None:
     from PIL import Image, UnidentifiedImageError
 
     upload.seek(0)
+    limit = f"{MAX_IMAGE_PIXELS:,}"
     try:
+        # Pillow only warns between its two thresholds; the size is refused here, before any decoding.
         with Image.open(upload) as image:
             found = image.format
+            width, height = image.size
+            if width * height > MAX_IMAGE_PIXELS:
+                raise UploadRefused(
+                    f"{name} is {width:,} × {height:,} pixels; images over {limit} pixels are not accepted "
+                    "(decoding it to send it to a model would take too much memory). Scale it down first.",
+                    413,
+                )
             image.verify()
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError):
+    except Image.DecompressionBombError:
+        raise UploadRefused(
+            f"{name} has more than {limit} pixels; it was not stored. Scale it down first.", 413
+        ) from None
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
         raise UploadRefused(f"{name} is not a readable image (its content is not {expected}).") from None
     finally:
         upload.seek(0)

@@ -172,3 +172,60 @@ def test_an_upload_keeps_the_template_files_of_a_new_workspace(alice, convo, set
     upload(alice, convo, SimpleUploadedFile("a.txt", b"x"))
     folder = workspace_path(convo.owner_id, convo.pk)
     assert (folder / "config.yaml").exists() and (folder / "a.txt").exists()
+
+
+def multipart(filename: bytes, content: bytes) -> tuple[bytes, str]:
+    boundary = "clearloopboundary"
+    body = (
+        f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"".encode()
+        + filename
+        + b"\"\r\nContent-Type: text/plain\r\n\r\n"
+        + content
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    return body, f"multipart/form-data; boundary={boundary}"
+
+
+@pytest.mark.parametrize(
+    ("filename", "stored"),
+    [
+        (b"../../../outside.txt", "outside.txt"),
+        (b"/etc/outside.txt", "outside.txt"),
+        (b"..\\..\\outside.txt", "outside.txt"),
+        (b"C:\\Windows\\outside.txt", "outside.txt"),
+        (b"out\x00side.txt", "outside.txt"),
+        (b"out\x1b[31mside\x07.txt", "out[31mside.txt"),
+        (b"x" * 300 + b".txt", "x" * 176 + ".txt"),
+    ],
+)
+def test_path_tricks_in_a_real_multipart_upload_stay_inside_the_workspace(alice, convo, root, filename, stored):
+    body, content_type = multipart(filename, b"payload")
+    response = alice.generic("POST", f"/c/{convo.pk}/files/upload/", body, content_type=content_type)
+    assert response.status_code == 200, response.content
+    assert [f["name"] for f in response.json()["files"]] == [stored]
+    folder = workspace_path(convo.owner_id, convo.pk)
+    assert (folder / stored).read_bytes() == b"payload"
+    written = [p for p in root.rglob("*") if p.is_file()]
+    assert written == [folder / stored]  # nothing anywhere else under the data folder
+
+
+def test_an_upload_never_writes_through_a_link_in_the_workspace(alice, convo, root):
+    outside = root / "outside.txt"
+    outside.write_text("keep me")
+    folder = workspace_path(convo.owner_id, convo.pk)
+    folder.mkdir(parents=True)
+    (folder / "notes.txt").symlink_to(outside)
+    response = upload(alice, convo, SimpleUploadedFile("notes.txt", b"new"))
+    assert [f["name"] for f in response.json()["files"]] == ["notes (2).txt"]
+    assert outside.read_text() == "keep me" and (folder / "notes (2).txt").read_bytes() == b"new"
+
+
+def test_a_decompression_bomb_image_is_refused(alice, convo):
+    # 12,000 x 12,000 pixels of one colour: a few hundred KB as PNG, 432 MB once decoded to scale it.
+    out = io.BytesIO()
+    Image.new("1", (12_000, 12_000)).save(out, "PNG")
+    assert len(out.getvalue()) < 1_000_000
+    response = upload(alice, convo, SimpleUploadedFile("huge.png", out.getvalue()))
+    assert response.status_code == 413
+    assert "12,000 × 12,000 pixels" in response.json()["error"]
+    assert not Upload.objects.exists()

@@ -230,3 +230,32 @@ def test_under_asgi_a_download_is_read_while_it_is_sent(cast, convo, workspace):
     body = b"".join(pieces)
     assert len(pieces) > 1 and len(pieces[0]) <= 64 * 1024
     assert body == data[:-5] + b"AFTER"  # the end was read after the first piece had gone out
+
+
+def test_the_panel_shows_size_and_modification_time(cast, convo, workspace):
+    os.utime(workspace / "report.md", (1_700_000_000, 1_700_000_000))  # 2023-11-14T22:13:20Z
+    html = client_for(cast["alice"]).get(f"/c/{convo.pk}/files/").content.decode()
+    row = html[html.index('data-file="report.md"'):]
+    row = row[: row.index("</tr>")]
+    size = (workspace / "report.md").stat().st_size
+    assert f">{size}\xa0bytes<" in row  # filesizeformat
+    assert 'datetime="2023-11-14T22:13:20+00:00"' in row
+
+
+def test_an_image_is_shown_and_other_binaries_are_offered_as_a_download(cast, convo, workspace):
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (2, 2), "red").save(out, "PNG")
+    (workspace / "chart.png").write_bytes(out.getvalue())
+    (workspace / "blob.bin").write_bytes(b"\x00\x01binary\x00" * 10)
+    client = client_for(cast["alice"])
+    html = client.get(f"/c/{convo.pk}/files/view/chart.png").content.decode()
+    assert f'<img class="image-preview" data-role="preview" src="/c/{convo.pk}/files/raw/chart.png"' in html
+    raw = client.get(f"/c/{convo.pk}/files/raw/chart.png")
+    assert raw["Content-Type"] == "image/png" and b"".join(raw.streaming_content) == out.getvalue()
+    assert raw["X-Content-Type-Options"] == "nosniff" and "sandbox" in raw["Content-Security-Policy"]
+    html = client.get(f"/c/{convo.pk}/files/view/blob.bin").content.decode()
+    assert "cannot be shown here" in html and "binary\x00" not in html
+    assert f'href="/c/{convo.pk}/files/download/blob.bin"' in html
+    assert client.get(f"/c/{convo.pk}/files/raw/blob.bin").status_code == 404  # never inline
