@@ -22,6 +22,7 @@ from typing import Any, BinaryIO, cast
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.text import Truncator
 from django.utils.translation import gettext as _
 
 from agent.tools.workspace import SafePath, WorkspaceError, check_path, open_dir, open_file
@@ -43,7 +44,7 @@ class WorkspaceEntry:
     path: str  # relative to the workspace, '/'-separated
     size: int
     modified: datetime
-    origin: str  # "uploaded by you", "write_file in answer 3", "was there from the start"
+    origin: str  # "uploaded by you", "write_file in the answer to “…”", "was there from the start"
 
     @property
     def name(self) -> str:
@@ -89,10 +90,16 @@ def origins(convo: Conversation) -> dict[str, str]:
     root = root_of(convo)
     found: dict[str, tuple[datetime, str]] = {}
     calls = ToolCall.objects.filter(run__conversation=convo, name__in=FILE_WRITERS, status="succeeded")
-    for call in calls.order_by("updated_at"):
+    for call in calls.select_related("run__user_message").order_by("updated_at"):
         path = written_path(root, call.arguments)
         if path:
-            label = _("%(tool)s in answer %(n)s") % {"tool": call.name, "n": call.run_id}
+            # Named by the question it answered: a run's id ("answer 2" in a one-answer conversation)
+            # meant nothing to the person reading the panel.
+            question = call.run.user_message.content if call.run.user_message else ""
+            label = _("%(tool)s in the answer to “%(question)s”") % {
+                "tool": call.name,
+                "question": Truncator(" ".join(question.split())).chars(40),
+            }
             found[path] = (call.updated_at, label)
     for upload in Upload.objects.filter(conversation=convo, deleted_at__isnull=True):
         if upload.name not in found or found[upload.name][0] < upload.created_at:

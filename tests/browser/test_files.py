@@ -18,6 +18,15 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 SCENARIO = "读取 config.yaml，同时列出当前目录中的 Markdown 文件，然后把分析结果写入 report.md。"
 
+PASTE = """
+([selector, files]) => {
+  const data = new DataTransfer();
+  for (const [name, text] of files) data.items.add(new File([text], name, {type: "text/plain"}));
+  document.querySelector(selector).dispatchEvent(
+    new ClipboardEvent("paste", {clipboardData: data, bubbles: true, cancelable: true}));
+}
+"""
+
 DROP = """
 ([selector, name, text]) => {
   const data = new DataTransfer();
@@ -49,20 +58,28 @@ def test_upload_by_button_and_drop_then_the_model_reads_it(demo_tools, cast, pag
     page.wait_for_selector("[data-role=pending-attachments] li:has-text('sales.csv')")
     page.evaluate(DROP, ["#composer", "notes.txt", "dropped text"])
     page.wait_for_selector("[data-role=pending-attachments] li:has-text('notes.txt')")
+    # Two files pasted into the message box at once; the second copy of notes.txt is renamed, the first kept.
+    page.evaluate(PASTE, ["#message", [["pasted.md", "# pasted"], ["notes.txt", "second notes"]]])
+    page.wait_for_selector("text=2 files uploaded")
+    page.wait_for_selector("[data-role=pending-attachments] li:has-text('notes (2).txt (renamed)')")
     page.click("summary:has-text('Workspace files')")
     page.wait_for_selector("#files-panel tr[data-file='sales.csv']")
+    page.wait_for_selector("#files-panel tr[data-file='pasted.md']")
     shoot(page, artifacts, "attached")
     page.fill("#message", 'Analyse it [[demo:call read_file {"path": "sales.csv"}]]')
     page.press("#message", "Enter")
     page.locator("[data-role=answer]").wait_for(timeout=60_000)
     convo = Conversation.objects.get(owner=cast["alice"])
     message = Message.objects.get(conversation=convo, role="user")
-    assert sorted(message.uploads.values_list("name", flat=True)) == ["notes.txt", "sales.csv"]
+    assert sorted(message.uploads.values_list("name", flat=True)) == ["notes (2).txt", "notes.txt", "pasted.md",
+                                                                      "sales.csv"]
+    folder = workspace_path(convo.owner_id, convo.pk)
+    assert (folder / "notes.txt").read_text() == "dropped text" and (folder / "notes (2).txt").read_text() == "second notes"
     assert "sales.csv" in message.payload["content"]  # named to the model
     call = ToolCall.objects.get(run__conversation=convo, name="read_file")
     assert call.status == "succeeded" and "north,42" in call.result
-    assert page.locator(".msg.user [data-role=attachments] li").count() == 2
-    assert AuditEvent.objects.filter(kind="file_uploaded").count() == 2
+    assert page.locator(".msg.user [data-role=attachments] li").count() == 4
+    assert AuditEvent.objects.filter(kind="file_uploaded").count() == 4
 
 
 def test_report_md_appears_live_and_downloads_byte_for_byte(demo_tools, cast, page_for, artifacts):
@@ -72,15 +89,24 @@ def test_report_md_appears_live_and_downloads_byte_for_byte(demo_tools, cast, pa
     page.click("summary:has-text('Workspace files')")
     page.wait_for_selector("#files-panel")
     assert page.locator("#files-panel tr[data-file='report.md']").count() == 0
+    # The panel is asked to refresh when a write_file call succeeds (while the run goes on) and again
+    # when the run ends: count the asks, and note whether the run had ended at the first one.
+    page.evaluate("""() => {
+      window.panelRefreshes = [];
+      document.body.addEventListener("files-changed", () => window.panelRefreshes.push(
+        document.querySelector("article.msg.assistant [data-role=answer]") !== null));
+    }""")
     page.fill("#message", SCENARIO)
     page.press("#message", "Enter")
     # Live: the row appears without a reload, as soon as write_file succeeded.
     page.wait_for_selector("#files-panel tr[data-file='report.md']", timeout=60_000)
     page.locator("[data-role=answer]").wait_for(timeout=60_000)
+    refreshes = page.evaluate("window.panelRefreshes")
+    assert len(refreshes) >= 2 and refreshes[0] is False, refreshes  # the first came from the tool call
     convo = Conversation.objects.get(owner=cast["alice"])
     run = Run.objects.get(conversation=convo)
     folder = workspace_path(convo.owner_id, convo.pk)
-    assert "write_file in answer" in page.locator("#files-panel tr[data-file='report.md']").inner_text()
+    assert "write_file in the answer to “读取 config.yaml" in page.locator("#files-panel tr[data-file='report.md']").inner_text()
     page.locator(f"#run-{run.pk} [data-role=trace] > summary").click()
     link = page.locator(f"#run-{run.pk} [data-role=file-link]")
     assert "report.md" in link.inner_text()

@@ -187,3 +187,31 @@ def test_the_audit_view_of_a_request_shows_images_by_size():
     [message] = shown(request)["messages"]
     assert message["media"] == [{"kind": "image", "mime_type": "image/png", "bytes": PIXEL.size}]
     assert PIXEL.data not in str(shown(request))
+
+
+@pytest.mark.parametrize(
+    ("preset", "model", "edge"),
+    [("openai", "gpt-4o", 2048), ("openai_responses", "gpt-4o", 2048), ("anthropic", "claude-sonnet-4-5", 1568)],
+)
+def test_the_vision_presets_take_images_up_to_their_documented_edge(preset, model, edge):
+    caps = profiles.resolve(preset, model)
+    assert set(caps.user_image_media) == {"image/png", "image/jpeg", "image/gif", "image/webp"}
+    assert caps.image_max_edge == edge
+
+
+def test_an_image_too_heavy_even_at_the_edge_is_sent_as_jpeg_under_5_mb(alice, cast):
+    import os
+
+    from chatapp.models import Upload
+    from chatapp.services.images import MAX_IMAGE_BYTES, image_parts
+
+    convo = Conversation.objects.create(owner=cast["alice"])
+    folder = workspace_path(convo.owner_id, convo.pk)
+    folder.mkdir(parents=True)
+    Image.frombytes("RGB", (2600, 2600), os.urandom(2600 * 2600 * 3)).save(folder / "noise.png", "PNG")
+    assert (folder / "noise.png").stat().st_size > MAX_IMAGE_BYTES  # noise does not compress
+    upload = Upload.objects.create(conversation=convo, uploaded_by=cast["alice"], name="noise.png", size=1)
+    [part] = image_parts(convo, [upload], provider("openai", "openai"), "gpt-4o")
+    sent = Image.open(io.BytesIO(base64.b64decode(part.data)))
+    assert part.mime_type == "image/jpeg" and sent.format == "JPEG"
+    assert max(sent.size) <= 2048 and part.size <= MAX_IMAGE_BYTES

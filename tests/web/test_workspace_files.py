@@ -47,7 +47,7 @@ def test_the_panel_lists_files_with_who_wrote_them(cast, convo, workspace):
                             arguments='{"path": "report.md", "content": "x"}', status="succeeded")
     html = client_for(cast["alice"]).get(f"/c/{convo.pk}/files/").content.decode()
     assert "report.md" in html and "data/numbers.csv" in html
-    assert f"write_file in answer {run.pk}" in html
+    assert "write_file in the answer to “write it”" in html  # the question, not a database id
     assert "was there from the start" in html  # numbers.csv: nobody in this conversation wrote it
 
 
