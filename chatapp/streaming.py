@@ -20,14 +20,16 @@ from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
 from django.http import FileResponse, HttpRequest, StreamingHttpResponse
 
-_DONE = object()
+
+def _next(source: Iterator[bytes]) -> bytes | None:
+    return next(source, None)
 
 
 async def pieces(source: Iterator[bytes]) -> AsyncIterator[bytes]:
     """Each piece of ``source`` as soon as it is produced; closing this closes ``source``."""
-    take = sync_to_async(next, thread_sensitive=False)
+    take = sync_to_async(_next, thread_sensitive=False)
     try:
-        while (piece := await take(source, _DONE)) is not _DONE:
+        while (piece := await take(source)) is not None:
             if piece:
                 yield piece
     finally:
@@ -56,7 +58,9 @@ class StreamedFileResponse(FileResponse):
         super().__init__(*args, **kwargs)
 
     def _set_streaming_content(self, value: Any) -> None:
-        super()._set_streaming_content(value)
-        if self._asgi and not self.is_async:
-            self._iterator = pieces(self._iterator)
-            self.is_async = True
+        base: Any = super()  # Django's private hook, not in the type stubs
+        base._set_streaming_content(value)
+        this: Any = self
+        if self._asgi and not this.is_async:
+            this._iterator = pieces(this._iterator)
+            this.is_async = True
