@@ -8,6 +8,7 @@ provider's admin label) and what to do next.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -81,6 +82,13 @@ _SENTENCES = {
         "details in the audit log."
     ),
 }
+# A rate limit whose server asked for longer than a run waits (agent/loop/runner.py): the run failed
+# at once, and the person is told the wait the server asked for, not "a minute".
+_RATE_LIMIT_WAIT = gettext_lazy(
+    "%(server)s is limiting requests (rate limit) and asks to wait %(wait)s s before the next one. "
+    "Try again after that."
+)
+_ASKED_WAIT = re.compile(r"the provider asks to wait (\d+(?:\.\d+)?) s before retrying")
 _TRANSIENT = gettext_lazy(
     "%(server)s had a temporary problem and did not recover after retries. Try again in a moment."
 )
@@ -91,12 +99,16 @@ def _sentence(run: Run, server: str, name: str) -> str:
     cls, stored = run.error_class, (run.error or "").strip()
     message = shown(stored)
     template = _SENTENCES.get(cls)
+    asked = _ASKED_WAIT.search(stored) if cls == "RateLimited" else None
+    if asked:
+        template = _RATE_LIMIT_WAIT
     if cls == "TransientUpstream":
         lowered = stored.lower()
         template = next((t for key, t in _CONNECTION.items() if key in lowered), None) or _TRANSIENT
     if template is None:
         return _("The run failed: %(reason)s.") % {"reason": message or cls}
-    text = str(template) % {"server": server, "name": name, "message": message.rstrip(".。")}
+    wait = asked.group(1) if asked else ""
+    text = str(template) % {"server": server, "name": name, "message": message.rstrip(".。"), "wait": wait}
     return text[0].upper() + text[1:]
 
 

@@ -53,3 +53,22 @@ def test_a_refused_connection_names_the_server_and_the_provider_to_check(failed)
 )
 def test_each_known_class_has_its_own_next_step(failed, cls, words):
     assert words in explain(failed(cls, "boom")).text
+
+
+def test_a_rate_limit_longer_than_a_run_waits_names_the_servers_wait(failed):
+    # The loop fails such a run at once (agent/loop/runner.py); the person is told the wait the
+    # server asked for, the trace keeps the provider's words.
+    stored = (
+        "Number of request tokens has exceeded your per-minute rate limit (the provider asks to wait "
+        "120 s before retrying, longer than a run waits: 30 s)"
+    )
+    out = explain(failed("RateLimited", stored))
+    assert out.text == (
+        "The model server at 127.0.0.1:9 is limiting requests (rate limit) and asks to wait 120 s "
+        "before the next one. Try again after that."
+    )
+    assert out.technical == f"RateLimited: {stored}"
+    from django.utils import translation
+
+    with translation.override("zh-hans"):
+        assert "要求等待 120 秒" in explain(failed("RateLimited", stored)).text
