@@ -21,6 +21,17 @@ from chatapp.event_codec import event_from_row, event_payload, event_type
 from chatapp.redaction import redact
 
 
+def jsonb(value: Any) -> Any:
+    """A JSON value as PostgreSQL's jsonb gives it back: object keys shorter first, then by their
+    bytes (the order the key was written in is not kept). What is replayed must not depend on it."""
+    if isinstance(value, dict):
+        keys = sorted(value, key=lambda k: (len(k.encode()), k.encode()))
+        return {k: jsonb(value[k]) for k in keys}
+    if isinstance(value, list):
+        return [jsonb(v) for v in value]
+    return value
+
+
 class WorkerDied(Exception):
     """Raised by the sink right after a durable event was stored: the process is gone."""
 
@@ -41,7 +52,7 @@ class StoringSink:
         if not isinstance(event, DURABLE):
             return
         payload = redact(event_payload(event), keep_replay=True)
-        self.rows.append((event_type(event), json.loads(json.dumps(payload, ensure_ascii=False))))
+        self.rows.append((event_type(event), jsonb(json.loads(json.dumps(payload, ensure_ascii=False)))))
         if self.die_after is not None and len(self.rows) == self.die_after:
             self.die_after = None
             self.dead = True
