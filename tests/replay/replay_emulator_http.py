@@ -23,6 +23,18 @@ from starlette.responses import Response, StreamingResponse
 _KEY = b"emulator-signing-key"
 
 
+@contextlib.contextmanager
+def signing_key(key: bytes) -> Iterator[None]:
+    """Emulators seal and verify with another key inside: another account or endpoint of the same
+    provider, for which every earlier signature is foreign."""
+    global _KEY
+    previous, _KEY = _KEY, key
+    try:
+        yield
+    finally:
+        _KEY = previous
+
+
 def seal(kind: str, payload: str, size: int = 240) -> str:
     """A deterministic opaque blob bound to ``payload``: what a provider's signature is to us."""
     digest = hmac.new(_KEY, f"{kind}\n{payload}".encode(), hashlib.sha256).digest()
