@@ -103,8 +103,10 @@ def extract_error(body: Any) -> ErrorInfo | None:
         return None
     inner = body.get("error")
     if isinstance(inner, Mapping):
+        upstream = _upstream(inner.get("metadata"))
+        message = str(inner.get("message") or json.dumps(dict(inner), ensure_ascii=False))
         return ErrorInfo(
-            message=str(inner.get("message") or json.dumps(dict(inner), ensure_ascii=False)),
+            message=f"{message}: {upstream}" if upstream else message,
             type=_text(inner.get("type")),
             code=_text(inner.get("code")),
         )
@@ -118,6 +120,26 @@ def extract_error(body: Any) -> ErrorInfo | None:
             code=_text(body.get("code")),
         )
     return None
+
+
+def _upstream(metadata: Any) -> str | None:
+    """The upstream provider's own error, which OpenRouter wraps as "Provider returned error" with
+    ``metadata: {"provider_name", "raw"}`` (openrouter.ai/docs/api/reference/errors-and-debugging):
+    without it a refused signature or a missing reasoning block reads as a bare "Provider returned
+    error", and the replay rule it broke cannot be named."""
+    if not isinstance(metadata, Mapping) or not isinstance(metadata.get("raw"), str | Mapping):
+        return None
+    raw = metadata["raw"]
+    detail: str = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+    try:
+        parsed = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        parsed = None
+    found = extract_error(parsed) if parsed is not None else None
+    if found is not None:
+        detail = found.message
+    name = metadata.get("provider_name")
+    return f"{name}: {detail[:1000]}" if isinstance(name, str) and name else detail[:1000]
 
 
 def _effective_status(status: int | None, info: ErrorInfo) -> int | None:

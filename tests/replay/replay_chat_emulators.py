@@ -278,3 +278,100 @@ def unknown_schema_key(schema: Any) -> str | None:
                 if found:
                     return found
     return None
+
+
+OPENROUTER_UPSTREAM_MISSING = (
+    "messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When "
+    "`thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the "
+    "lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from "
+    "previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at "
+    "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+)
+
+
+class OpenRouterEmulator(ChatEmulator):
+    """OpenRouter in front of a Claude thinking model (openrouter.ai/docs/use-cases/reasoning-tokens,
+    "Preserving reasoning blocks"): reasoning streams as ``reasoning`` text plus ``reasoning_details``
+    entries (``reasoning.text`` fragments of one ``index``, its ``signature`` last; a
+    ``reasoning.encrypted`` entry for redacted thinking), which must come back unmodified on the
+    assistant message in tool-calling workflows. The upstream's refusal is passed through as OpenRouter
+    documents errors (openrouter.ai/docs/api/reference/errors-and-debugging): ``{"error": {"code": 400,
+    "message": "Provider returned error", "metadata": {"provider_name", "raw"}}}``, ``raw`` being
+    Anthropic's own error body."""
+
+    def __init__(self) -> None:
+        super().__init__(model_prefix="anthropic/claude")
+
+    def error(self, status: int, message: str) -> Response:
+        raw = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+        metadata = {"provider_name": "Anthropic", "raw": json.dumps(raw, ensure_ascii=False)}
+        return json_response(status, {"error": {"code": status, "message": "Provider returned error", "metadata": metadata}})
+
+    def reasoning_delta(self, text: str) -> dict[str, Any]:
+        detail = {"type": "reasoning.text", "text": text, "index": 0, "format": "anthropic-claude-v1"}
+        return {"reasoning": text, "reasoning_details": [detail]}
+
+    def chunks(self, seen: int, calls: list[tuple[str, str]] | None, body: dict[str, Any]) -> list[dict[str, Any]]:
+        out = super().chunks(seen, calls, body)
+        reasoning = reasoning_for(seen)
+        sealed = [{"type": "reasoning.text", "text": "", "index": 0, "signature": seal("thinking", reasoning)}]
+        if seen == 0:
+            sealed.append({"type": "reasoning.encrypted", "data": seal("redacted", reasoning), "index": 1,
+                           "format": "anthropic-claude-v1"})
+        signature = {**out[2], "choices": [{**out[2]["choices"][0], "delta": {"reasoning_details": sealed}}]}
+        return [*out[:3], signature, *out[3:]]
+
+    def completion(self, chunks: list[dict[str, Any]]) -> dict[str, Any]:  # type: ignore[override]
+        body = ChatEmulator.completion(chunks)
+        details: dict[int, dict[str, Any]] = {}
+        for c in chunks:
+            for entry in c["choices"][0]["delta"].get("reasoning_details") or ():
+                target = details.setdefault(entry["index"], {})
+                for key, value in entry.items():
+                    if key == "text" and key in target:
+                        target[key] += value
+                    elif value is not None or key not in target:
+                        target[key] = value
+        message = body["choices"][0]["message"]
+        message["reasoning"] = "".join(c["choices"][0]["delta"].get("reasoning") or "" for c in chunks)
+        message["reasoning_details"] = [details[i] for i in sorted(details)]
+        return body
+
+    def validate(self, body: dict[str, Any], request: Request) -> None:
+        super().validate(body, request)
+        messages = body["messages"]
+        last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=None)
+        for i, message in enumerate(messages):
+            if message.get("role") != "assistant":
+                continue
+            details = message.get("reasoning_details") or []
+            text = next((d for d in details if d.get("type") == "reasoning.text"), None)
+            if i == last and message.get("tool_calls") and text is None:
+                raise Rejected(self.error(400, OPENROUTER_UPSTREAM_MISSING.format(i=i - 1)))
+            if text is not None and not sealed_ok("thinking", text.get("text", ""), text.get("signature")):
+                raise Rejected(self.error(400, f"messages.{i - 1}.content.0: Invalid `signature` in `thinking` block"))
+
+
+class GptOssVllmEmulator(ChatEmulator):
+    """gpt-oss served by vLLM: the raw chain of thought streams in ``reasoning`` (vLLM's field, "used
+    to be called reasoning_content"). The cookbook (developers.openai.com/cookbook/articles/gpt-oss/
+    handle-raw-cot) says the CoT of a tool-calling turn must go back until the final answer ("crucial
+    for the performance of tool calling"); vLLM reads ``reasoning`` on history messages. Nothing is
+    rejected without it (the model only reasons worse), so this emulator records what came back and
+    the test checks it."""
+
+    def __init__(self) -> None:
+        super().__init__(model_prefix="openai/gpt-oss")
+
+    def error(self, status: int, message: str) -> Response:
+        return json_response(status, {"error": {"message": message, "type": "BadRequestError", "param": None, "code": status}})
+
+    def reasoning_delta(self, text: str) -> dict[str, Any]:
+        return {"reasoning": text}
+
+    def completion(self, chunks: list[dict[str, Any]]) -> dict[str, Any]:  # type: ignore[override]
+        body = ChatEmulator.completion(chunks)
+        body["choices"][0]["message"]["reasoning"] = "".join(
+            c["choices"][0]["delta"].get("reasoning") or "" for c in chunks
+        )
+        return body
