@@ -8,7 +8,10 @@ a new worker resuming from PostgreSQL, the workspace's real file tools. Then:
 * the Anthropic requests carry cache breakpoints (tools, system, the last message);
 * the chat trace shows each round's reasoning text and its sealed parts as "opaque, N bytes", the
   cached tokens per round (read, and written for Anthropic) and the cost per round from the price
-  table.
+  table;
+* a second question in the same conversation sends none of the first turn's reasoning back (the
+  earlier turn is its question and final answer; DeepSeek requires reasoning only for turns that
+  hold tool calls, and the others accept older turns without it).
 """
 
 from __future__ import annotations
@@ -73,6 +76,18 @@ def _replayed(case: Case, body: dict[str, Any], rounds: list[Round]) -> list[Any
     return [[i] for i in body["input"] if i.get("type") == "reasoning"]
 
 
+def _carries_replay(message: dict[str, Any]) -> bool:
+    """An assistant message (or Responses item) that carries reasoning or sealed parts."""
+    if {"reasoning_content", "reasoning", "reasoning_details", "tool_calls"} & set(message):
+        return True
+    if message.get("type") == "reasoning":
+        return True
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking", "tool_use") for b in content
+    )
+
+
 def _stored(case: Case, response: dict[str, Any]) -> Any:
     choice = response["choices"][0]
     if case.preset == "deepseek":
@@ -119,6 +134,9 @@ def test_reasoning_model_completes_the_seed_scenario_resumed_with_reasoning_cach
         killed = durable_stack.wait_worker_died()
         durable_stack.restart_after_kill(killed)
         run = wait_run(run.pk)
+        first_turn = len(emulator.requests)
+        if run.status == "succeeded":
+            second = wait_run(start_run(convo, "再读一次 config.yaml，然后更新报告。").pk)
     check_recovered(run.pk, demo_tools.outbox)
     assert run.status == "succeeded", (run.error_class, run.error)
     assert run.final_text == FINAL_TEXT
@@ -126,7 +144,16 @@ def test_reasoning_model_completes_the_seed_scenario_resumed_with_reasoning_cach
     assert report.exists()
     assert run.deliveries >= 2  # the kill really interrupted it
 
+    # A second question: its first request holds turn 1 as question and final answer only.
+    assert second.status == "succeeded", (second.error_class, second.error)
+    opening = emulator.requests[first_turn]
+    history = opening.get("messages") or opening.get("input")
+    earlier = [m for m in history if m.get("role") == "assistant" or m.get("type") == "reasoning"]
+    assert len(earlier) == 1 and not _carries_replay(earlier[0]), earlier
+    assert FINAL_TEXT in str(earlier[0]["content"])
+
     rounds = list(Round.objects.filter(run=run).order_by("index"))
+    emulator.requests[first_turn:] = []  # the checks below are about the first run
     assert len(rounds) == 3
     # Replayed: rounds 2 and 3 were asked by the second worker; each carries every earlier round's
     # reasoning or sealed parts exactly as PostgreSQL kept them.
@@ -147,7 +174,8 @@ def test_reasoning_model_completes_the_seed_scenario_resumed_with_reasoning_cach
     # The trace, as the conversation's owner sees it.
     alice = Client()
     alice.force_login(cast["alice"])
-    page = alice.get(f"/c/{convo.pk}/").content.decode()
+    whole = alice.get(f"/c/{convo.pk}/").content.decode()
+    page = whole[whole.index(f'id="run-{run.pk}"') : whole.index(f'id="run-{second.pk}"')]
     for index, r in enumerate(rounds):
         if case.reasoning_text:
             assert r.response["choices"][0]["reasoning"] == reasoning_for((0, 2, 3)[index])
