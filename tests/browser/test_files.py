@@ -9,6 +9,7 @@ import json
 import zipfile
 
 import pytest
+from playwright.sync_api import expect
 
 from chatapp.models import AuditEvent, Conversation, Message, Run, ToolCall
 from chatapp.workspaces import workspace_path
@@ -66,6 +67,21 @@ def test_upload_by_button_and_drop_then_the_model_reads_it(demo_tools, cast, pag
     page.wait_for_selector("#files-panel tr[data-file='sales.csv']")
     page.wait_for_selector("#files-panel tr[data-file='pasted.md']")
     shoot(page, artifacts, "attached")
+    # On a phone the panel is under ⚙ and its Modified and Written-by columns are hidden: who wrote a
+    # file shows under its name instead, and nothing runs off the screen.
+    page.set_viewport_size({"width": 375, "height": 812})
+    page.click("[data-role=options-toggle]")
+    origin = page.locator("#files-panel tr[data-file='sales.csv'] [data-role=origin-narrow]")
+    expect(origin).to_be_visible()
+    expect(origin).to_have_text("uploaded by you")
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= 376
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        page.screenshot(path=str(artifacts / f"files-panel-phone-{scheme}.png"))
+    page.emulate_media(color_scheme="light")
+    page.click("[data-role=options-toggle]")
+    page.set_viewport_size({"width": 1440, "height": 900})
+    expect(origin).to_be_hidden()  # its own column shows it on a wide screen
     page.fill("#message", 'Analyse it [[demo:call read_file {"path": "sales.csv"}]]')
     page.press("#message", "Enter")
     page.locator("[data-role=answer]").wait_for(timeout=60_000)

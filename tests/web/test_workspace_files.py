@@ -73,7 +73,7 @@ def test_another_users_file_is_a_404_and_an_auditor_may_read(cast, convo, worksp
 @pytest.mark.parametrize(
     "path",
     ["../secret.txt", "data/../../secret.txt", "%2e%2e/secret.txt", "link.txt", "hard.txt", "data\\numbers.csv",
-     "/etc/passwd", "linkdir/x.txt"],
+     "/etc/passwd", "linkdir/x.txt", "report.md%00", "data%5c..%5c..%5csecret.txt", "%2fetc%2fpasswd"],
 )
 def test_nothing_outside_the_workspace_is_read(cast, convo, workspace, root, path):
     secret = root / "secret.txt"
