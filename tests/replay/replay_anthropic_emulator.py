@@ -90,6 +90,9 @@ class AnthropicEmulator:
     redacted_in_round_one: bool = True
     require_key: bool = True  # a test whose worker process holds no key turns this off
     cache: PrefixCache = field(default_factory=PrefixCache)
+    # A block type no client knows yet after the thinking (a future reasoning shape), streamed with a
+    # delta type of its own; the API does not require it back.
+    unknown_shape: bool = False
 
     def app(self) -> Starlette:
         return Starlette(routes=[Route("/v1/messages", self.endpoint, methods=["POST"])])
@@ -199,6 +202,8 @@ class AnthropicEmulator:
         ]
         if seen == 0 and self.redacted_in_round_one:
             content.append({"type": "redacted_thinking", "data": seal("redacted", here)})
+        if self.unknown_shape:
+            content.append({"type": "thinking_digest", "digest": f"摘要 {seen}", "weight": 0.5})
         calls = round_calls(seen)
         if calls is None:
             content.append({"type": "text", "text": FINAL_TEXT})
@@ -235,6 +240,10 @@ class AnthropicEmulator:
                 out.append(delta({"type": "signature_delta", "signature": block["signature"]}))
             elif kind == "redacted_thinking":
                 out.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": block}))
+            elif kind == "thinking_digest":
+                first = {**block, "digest": ""}
+                out.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": first}))
+                out.append(delta({"type": "digest_delta", "digest": block["digest"]}))
             elif kind == "text":
                 first = {"type": "text", "text": ""}
                 out.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": first}))

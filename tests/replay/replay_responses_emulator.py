@@ -53,6 +53,8 @@ class ResponsesEmulator:
     reasoning_of_call: dict[str, str] = field(default_factory=dict)
     fc_ids: dict[str, str] = field(default_factory=dict)
     cache: PrefixCache = field(default_factory=PrefixCache)
+    # An output item type and a delta event no client knows yet (a future reasoning shape).
+    unknown_shape: bool = False
 
     def app(self) -> Starlette:
         return Starlette(routes=[Route("/v1/responses", self.endpoint, methods=["POST"])])
@@ -124,6 +126,8 @@ class ResponsesEmulator:
         if encrypted:
             reasoning["encrypted_content"] = seal("reasoning", _sealed_payload(rs_id, summary))
         output: list[dict[str, Any]] = [reasoning]
+        if self.unknown_shape:
+            output.append({"id": f"rt_emu_{seen:02d}", "type": "reasoning_trace", "steps": [{"kind": "plan", "weight": 0.5}]})
         calls = round_calls(seen)
         if calls is None:
             output.append({"id": f"msg_emu_{seen}", "type": "message", "status": "completed", "role": "assistant",
@@ -160,6 +164,10 @@ class ResponsesEmulator:
                 for piece in (text[:6], text[6:]):
                     out.append(event("response.reasoning_summary_text.delta", item_id=item["id"], output_index=index,
                                      summary_index=0, delta=piece))
+            elif kind == "reasoning_trace":
+                out.append(event("response.output_item.added", output_index=index, item={**item, "steps": []}))
+                out.append(event("response.reasoning_trace.delta", item_id=item["id"], output_index=index,
+                                 delta=item["steps"][0]))
             elif kind == "function_call":
                 out.append(event("response.output_item.added", output_index=index,
                                  item={**item, "arguments": "", "status": "in_progress"}))
