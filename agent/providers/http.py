@@ -7,7 +7,10 @@ body. Everything that touches the network lives here, so the rules hold for all 
 * one request body per ``stream()`` call, built once, identical on every retry, and the same one
   ``describe_request`` shows the trace (secrets removed). The one exception: a provider that refuses
   the prompt-cache fields (``caching.is_cache_refusal``) gets the body again without them, and this
-  provider object stops sending them, so the trace still shows what was sent;
+  provider object stops sending them, so the trace still shows what was sent. And a Gemini 3
+  request whose thought signatures the API refuses as not valid (sealed by another account or
+  endpoint) is sent once more with Google's documented stand-in instead of each signature
+  (``unsigned_call_signature``): the run goes on, with the model's earlier thoughts lost;
 * retries (``retry.RetryPolicy``) only while nothing has been yielded to the caller; a stream that
   ended early before any output counts as transient (``StreamEndedEarly`` -> ``TransientUpstream``);
 * idle timeout = httpx read timeout (stream mode); total timeout = a deadline over the whole attempt;
@@ -22,6 +25,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, ClassVar, Protocol
@@ -32,6 +36,7 @@ from agent.providers import knobs
 from agent.providers.caching import is_cache_refusal
 from agent.providers.error_map import extract_error, map_error, map_response_error, map_transport_error
 from agent.providers.errors import (
+    BadRequest,
     MalformedStream,
     ProviderError,
     StalledStream,
@@ -47,6 +52,25 @@ from agent.providers.types import ModelEvent, ModelRequest
 
 Sleep = Callable[[float], Awaitable[None]]
 log = logging.getLogger(__name__)
+# Google's words for a thought signature it did not issue: "Corrupted thought signature." (Gemini
+# API), "Invalid thought signature.", "Thought signature is not valid." (Vertex AI); docs/providers.md.
+FOREIGN_SIGNATURE = re.compile(
+    r"corrupted thought signature|invalid thought signature|thought signature is not valid", re.IGNORECASE
+)
+
+
+def without_call_signatures(request: ModelRequest) -> ModelRequest:
+    """The request with no tool call's kept ``provider_extra``: the builder then puts the profile's
+    stand-in signature on the first call of each step, as for history stored before signatures."""
+    messages = tuple(
+        dataclasses.replace(
+            m, tool_calls=tuple(dataclasses.replace(c, provider_extra=None) for c in m.tool_calls)
+        )
+        if any(c.provider_extra for c in m.tool_calls)
+        else m
+        for m in request.messages
+    )
+    return dataclasses.replace(request, messages=messages)
 
 
 class StreamAccumulator(Protocol):
@@ -151,6 +175,7 @@ class HttpProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         payload = self.payload(request)
         attempt = 0
+        unsigned = False
         while True:
             yielded = False
             try:
@@ -167,6 +192,15 @@ class HttpProvider:
                     log.warning("%s refused the prompt cache fields (%s); sending without", self.name, error)
                     payload = self.payload(request)
                     continue
+                if not yielded and not unsigned and self._foreign_signatures(error, request):
+                    log.warning(
+                        "%s refused the thought signatures (%s); sending the documented stand-in instead",
+                        self.name,
+                        error,
+                    )
+                    request, unsigned = without_call_signatures(request), True
+                    payload = self.payload(request)
+                    continue
                 delay = None if yielded else self.retry.delay(error, attempt)
                 if delay is None:
                     if error is raised:
@@ -177,6 +211,16 @@ class HttpProvider:
             if listener is not None:
                 await listener(attempt, error, delay)
             await self._sleep(delay)
+
+    def _foreign_signatures(self, error: ProviderError, request: ModelRequest) -> bool:
+        """Gemini refused signatures it did not issue, and the protocol has a way on: Google's
+        stand-in for "history Gemini did not produce" (ai.google.dev/gemini-api/docs/thought-signatures)."""
+        caps = self.capabilities
+        if not (caps.echo_tool_call_extra and caps.unsigned_call_signature and isinstance(error, BadRequest)):
+            return False
+        if not FOREIGN_SIGNATURE.search(error.message):
+            return False
+        return any(c.provider_extra for m in request.messages for c in m.tool_calls)
 
     def _drop_caching(self) -> bool:
         """Turn prompt caching off for this provider; False when it was off already."""

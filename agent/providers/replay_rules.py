@@ -27,7 +27,11 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
         "blocks (capability replay_blocks, preset anthropic)",
     ),
     (
-        re.compile(r"missing a thought_signature|thought signature is not valid", re.I),
+        re.compile(
+            r"missing a thought_signature|corrupted thought signature|invalid thought signature"
+            r"|thought signature is not valid",
+            re.I,
+        ),
         "Gemini 3: each function call's extra_content.google.thought_signature must be echoed unchanged "
         "(capability echo_tool_call_extra, preset gemini)",
     ),

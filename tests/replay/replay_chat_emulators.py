@@ -261,7 +261,9 @@ class GeminiEmulator(ChatEmulator):
                 if signature == SKIP_VALIDATOR:
                     continue  # documented for history Gemini did not produce (or lost signatures)
                 if not sealed_ok("gemini", f"{function.get('name')}\n{function.get('arguments')}", signature):
-                    raise Rejected(self.error(400, "Unable to submit request because Thought signature is not valid."))
+                    # The Gemini API's words (google-gemini/gemini-cli#13467); Vertex AI says "Unable to
+                    # submit request because Thought signature is not valid." (decolua/9router#301).
+                    raise Rejected(self.error(400, "Corrupted thought signature."))
             step += 1
 
 
