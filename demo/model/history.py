@@ -31,6 +31,8 @@ class Turn:
     tools_off: bool = False
     images: list[str] = field(default_factory=list)  # MIME types of image_url parts in the user's message
     attachments: list[str] = field(default_factory=list)  # files the host said the user attached
+    # Every user message of the request, oldest first (host notes left out): what the model was sent.
+    questions: list[str] = field(default_factory=list)
 
     @property
     def cjk(self) -> bool:
@@ -106,6 +108,8 @@ def read_turn(body: dict[str, Any]) -> Turn:
         turn.attachments = ATTACHED_NAME.findall(note.group(1))
         turn.user_text = (turn.user_text[: note.start()] + turn.user_text[note.end() :]).strip()
     turn.tools_off = not tools or body.get("tool_choice") == "none"
+    said = [_text(m.get("content")) for m in messages[: start + 1] if m.get("role") == "user"]
+    turn.questions = [ATTACHED.sub("", t).strip() for t in said if not any(n in t for n in HOST_NOTES)]
     _read_rounds(turn, messages[start + 1 :])
     return turn
 

@@ -102,6 +102,12 @@ def n2(turn: Turn) -> Plan | None:
     return Plan(text_pieces=main.text_pieces, finish_reason="stop", extra_choices=extra)
 
 
+def history_seen(turn: Turn) -> Plan | None:
+    """Say which questions the request held, oldest first: the model's own view of the branch it got."""
+    listed = " | ".join(q.replace("[[demo:history]]", "").strip() for q in turn.questions)
+    return say(turn, f"我收到的问题：{listed}", f"The questions I was sent: {listed}")
+
+
 BEHAVIOURS = {
     "truncate-args": truncate_args,
     "bad-json": bad_json,
@@ -109,4 +115,5 @@ BEHAVIOURS = {
     "loop": loop_forever,
     "length-text": length_text,
     "n2": n2,
+    "history": history_seen,
 }

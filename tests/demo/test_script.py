@@ -184,3 +184,17 @@ def test_the_attachment_note_starts_no_sms_or_sql_scenario():
     ]
     text = "hello\n\n[The user attached 1 file to this message; they are in the workspace, readable with the file tools: a.png (9 bytes)]"
     assert not plan_reply(body(text, tools)).tool_calls
+
+
+def test_history_says_which_questions_the_request_held():
+    request = {
+        "model": "clearloop-demo",
+        "messages": [
+            {"role": "system", "content": "be nice"},
+            {"role": "user", "content": "apples"},
+            {"role": "assistant", "content": "about apples"},
+            {"role": "user", "content": "plums [[demo:history]]\n\n[The user attached 1 file to this message; "
+             "it is in the workspace: sales.csv (12 bytes)]"},
+        ],
+    }
+    assert "".join(plan_reply(request).text_pieces) == "The questions I was sent: apples | plums"
