@@ -16,3 +16,9 @@ def new_conversation(page) -> None:
     page.locator("form[action$='/c/new/'] button[type=submit]").click()
     page.wait_for_url(re.compile(r"/c/\d+/$"))
     page.wait_for_load_state("load")
+
+
+def settle(page) -> None:
+    """Wait for running CSS transitions and animations (a resize slides the phone's drawer away), so a
+    screenshot shows the page at rest, not half-way through one."""
+    page.evaluate("() => Promise.all(document.getAnimations().map(a => a.finished.catch(() => null)))")
