@@ -59,6 +59,7 @@ def conversation_document(convo: Conversation) -> dict[str, Any]:
     active = branches.leaf(convo)
     messages = Message.objects.filter(conversation=convo, role__in=("user", "system")).order_by("id")
     runs = list(convo.runs.order_by("id"))
+    round_costs = {run.pk: list(run.rounds.values_list("cost", flat=True)) for run in runs}
     document = {
         "format": FORMAT,
         "exported_at": _dt(timezone.now()),
@@ -67,9 +68,7 @@ def conversation_document(convo: Conversation) -> dict[str, Any]:
             "title": convo.title,
             "owner": convo.owner.get_username(),
             "created_at": _dt(convo.created_at),
-            "cost": costs.total_of_values(
-                c for run in runs for c in run.rounds.values_list("cost", flat=True)
-            ).to_dict(),
+            "cost": costs.total_of_values(c for v in round_costs.values() for c in v).to_dict(),
             "cost_currency": getattr(settings, "COST_CURRENCY", None),
         },
         "messages": [
@@ -87,15 +86,28 @@ def conversation_document(convo: Conversation) -> dict[str, Any]:
         ],
         "runs": [_run(run) for run in runs],
         "branches": [
-            {
-                "leaf_run_id": leaf.pk,
-                "run_ids": [r.pk for r in branches.path(convo, leaf)],
-                "active": active is not None and leaf.pk == active.pk,
-            }
+            _branch(branches.path(convo, leaf), round_costs, active is not None and leaf.pk == active.pk)
             for leaf in leaves(convo)
         ],
     }
     return redact(document)
+
+
+def _branch(path: list[Run], round_costs: dict[int, list], active: bool) -> dict[str, Any]:
+    """One branch: its runs from the first question to its leaf, with what they used and cost together."""
+    prompt = sum(r.prompt_tokens for r in path)
+    completion = sum(r.completion_tokens for r in path)
+    return {
+        "leaf_run_id": path[-1].pk,
+        "run_ids": [r.pk for r in path],
+        "active": active,
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+        "cost": costs.total_of_values(c for r in path for c in round_costs.get(r.pk, [])).to_dict(),
+    }
 
 
 def as_json(document: dict[str, Any]) -> str:
@@ -115,6 +127,13 @@ def as_markdown(document: dict[str, Any]) -> str:
     for number, branch in enumerate(document["branches"], start=1):
         label = " (shown)" if branch["active"] else ""
         out += [f"## Branch {number}{label}", ""]
+        usage = branch.get("usage") or {}
+        if usage:
+            out += [
+                f"*{len(branch['run_ids'])} exchanges · {usage['prompt_tokens']} prompt / "
+                f"{usage['completion_tokens']} completion tokens · cost {_cost(branch.get('cost'))}*",
+                "",
+            ]
         for run_id in branch["run_ids"]:
             out += _exchange_md(runs[run_id], questions.get(runs[run_id]["user_message_id"]))
     return "\n".join(out).rstrip() + "\n"

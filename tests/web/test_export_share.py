@@ -4,6 +4,7 @@ signed-in users only unless the admin allows public links, revocable, audited)."
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 import pytest
 from django.test import Client
@@ -62,6 +63,13 @@ def test_json_export_holds_every_branch_and_parses_back(cast, convo):
     assert [b["active"] for b in document["branches"] if b["run_ids"] == [r1, r3]] == [True]
     by_id = {r["run_id"]: r for r in document["runs"]}
     assert by_id[r1]["tool_calls"][0]["arguments"] == '{"path": "sales.csv"}'
+    assert by_id[r1]["tool_calls"][0]["result"] == "key is [REDACTED]"
+    assert by_id[r3]["answer"].startswith("a2 edited")
+    # Usage and cost per branch: each branch's runs together (two exchanges of 10 + 5 tokens at 0.01).
+    for branch in document["branches"]:
+        assert branch["usage"] == {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30}
+        assert Decimal(branch["cost"]["amount"]) == Decimal("0.02") and branch["cost"]["priced_rounds"] == 2
+    assert Decimal(document["conversation"]["cost"]["amount"]) == Decimal("0.03")
     assert by_id[r1]["usage"]["prompt_tokens"] == 10 and by_id[r1]["cost"]["priced_rounds"] == 1
     assert document["conversation"]["owner"] == "alice"
     assert {m["content"] for m in document["messages"]} == {"q1", "q2", "q2 edited"}
@@ -75,6 +83,8 @@ def test_markdown_export_reads_each_branch(cast, convo):
     assert "## Branch 1" in text and "## Branch 2 (shown)" in text
     assert text.count("### You\n\nq1") == 2 and "q2 edited" in text
     assert "**Tool `read_file`** (succeeded)" in text and SECRET not in text
+    assert '{"path": "sales.csv"}' in text and "Result:\n\n```\nkey is [REDACTED]\n```" in text
+    assert text.count("*2 exchanges · 20 prompt / 10 completion tokens · cost 0.02000000*") == 2
 
 
 def test_exports_are_the_owners_and_auditors_only(cast, convo):
