@@ -384,7 +384,14 @@
     const button = event.target.closest("button.copy");
     if (!button) return;
     const target = document.querySelector(button.dataset.copy);
-    if (target && navigator.clipboard) navigator.clipboard.writeText(target.innerText);
+    if (!target || !navigator.clipboard) return;
+    // A field (the share link) copies its value; anything else its text.
+    const text = target.tagName === "INPUT" ? target.value : target.innerText;
+    navigator.clipboard.writeText(text).then(function () {
+      const label = button.textContent;
+      button.textContent = gettext("Copied");
+      setTimeout(function () { button.textContent = label; }, 1500);
+    });
   });
   connect();
 })();

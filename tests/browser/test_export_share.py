@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from playwright.sync_api import expect
 
-from chatapp.models import Conversation, Run, ShareLink
+from chatapp.models import AuditEvent, Conversation, Run, ShareLink
 from chatapp.workspaces import workspace_path
-from tests.browser.pages import new_conversation
+from tests.browser.pages import new_conversation, settle
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,13 +31,15 @@ def shoot(page, artifacts, name):
         page.set_viewport_size({"width": width, "height": 900})
         for scheme in ("light", "dark"):
             page.emulate_media(color_scheme=scheme)
+            settle(page)
             page.screenshot(path=str(artifacts / f"share-{name}-{label}-{scheme}.png"), full_page=True)
     page.set_viewport_size({"width": 1440, "height": 900})
     page.emulate_media(color_scheme="light")
 
 
 def test_upload_analyse_download_branch_export_and_share(demo_provider, cast, page_for, artifacts):
-    page = page_for("alice", "alice-pass", viewport={"width": 1440, "height": 900})
+    page = page_for("alice", "alice-pass", viewport={"width": 1440, "height": 900},
+                    permissions=["clipboard-read", "clipboard-write"])
     new_conversation(page)
     page.wait_for_selector("#composer textarea")
     page.set_input_files("#file-input", files=[
@@ -77,23 +80,54 @@ def test_upload_analyse_download_branch_export_and_share(demo_provider, cast, pa
         page.click("[data-role=export-json]")
     document = json.loads(open(info.value.path(), encoding="utf-8").read())
     assert len(document["branches"]) == 2
-    assert {m["content"] for m in document["messages"]} >= {"Only the south, please"}
+    assert {m["content"] for m in document["messages"]} >= {ASK, "Only the south, please"}
+    runs = {r["run_id"]: r for r in document["runs"]}
+    calls = {c["name"]: c for c in runs[first.pk]["tool_calls"]}
+    assert json.loads(calls["read_file"]["arguments"])["path"] == "sales.csv"
+    assert "north,42" in calls["read_file"]["result"] and "report.md" in calls["write_file"]["arguments"]
+    for branch in document["branches"]:
+        (run_id,) = branch["run_ids"]
+        assert branch["usage"]["total_tokens"] == runs[run_id]["usage"]["total_tokens"] > 0
+        assert branch["cost"]["priced_rounds"] + branch["cost"]["unpriced_rounds"] == len(runs[run_id]["rounds"])
+    assert [b["active"] for b in document["branches"]] == [True, False]  # the first question is on screen
     with page.expect_download() as info:
         page.click("[data-role=export-md]")
     markdown = open(info.value.path(), encoding="utf-8").read()
     assert "## Branch 1 (shown)" in markdown and "## Branch 2" in markdown and "read_file" in markdown
+    assert markdown.count(f"### You\n\n{ASK}") == 1 and "### You\n\nOnly the south, please" in markdown
+    assert "north,42" in markdown  # the read_file result
     # Share with the auditor.
     page.click("[data-role=create-share]")
-    url = page.locator("[data-role=share-url]").input_value()
+    page.click("[data-role=copy-share]")  # what the owner sends the auditor
+    expect(page.locator("[data-role=copy-share]")).to_have_text("Copied")
+    url = page.evaluate("navigator.clipboard.readText()")
+    assert url == page.locator("[data-role=share-url]").input_value() and "/s/" in url
     shoot(page, artifacts, "owner")
+    # Later changes stay out of the snapshot: a new message after sharing.
+    page.fill("#message", "A question after sharing")
+    page.press("#message", "Enter")
+    answers(page, 2)
     auditor = page_for("otto", "otto-pass", viewport={"width": 1440, "height": 900})
-    auditor.goto(url)
-    assert auditor.locator("[data-role=shared-title]").inner_text().startswith("Analyse sales.csv")
-    assert auditor.locator("[data-role=answer]").count() == 1
+    bob = page_for("bob", "bob-pass", viewport={"width": 1440, "height": 900})  # no rights of his own
+    for reader in (auditor, bob):
+        assert reader.goto(url).status == 200
+        assert reader.locator("[data-role=shared-title]").inner_text().startswith("Analyse sales.csv")
+        assert reader.locator("[data-role=answer]").count() == 1
+        assert "after sharing" not in reader.locator(".messages").inner_text()
+        reader.locator("[data-role=trace] > summary").click()  # with its trace
+        trace = reader.locator("[data-role=trace]").inner_text()
+        assert "read_file" in trace and "write_file" in trace and "north,42" in trace
+        assert reader.locator("[data-role=edit], [data-role=regenerate], #composer").count() == 0  # read-only
     shoot(auditor, artifacts, "auditor-view")
     page.once("dialog", lambda dialog: dialog.accept())
     page.click("[data-role=revoke-share]")
     page.wait_for_selector("[data-role=revoke-share]", state="detached")
     assert ShareLink.objects.get().revoked_at is not None
-    response = auditor.goto(url)
-    assert response.status == 410 and auditor.locator("[data-role=revoked]").count() == 1
+    for reader in (auditor, bob):
+        response = reader.goto(url)
+        assert response.status == 410 and reader.locator("[data-role=revoked]").count() == 1
+        assert "north,42" not in reader.content()
+    kinds = list(AuditEvent.objects.filter(kind__in=("export", "share_created", "share_revoked"))
+                 .order_by("seq").values_list("kind", flat=True))
+    assert kinds == ["export", "export", "share_created", "share_revoked"]
+    shoot(bob, artifacts, "revoked")
