@@ -97,3 +97,13 @@ class Message(models.Model):
         from chatapp.status_words import word
 
         return f"{word(self.role)}: {self.content[:40]}"
+
+    def attached(self) -> list:
+        """The files attached to this question: its own uploads, or for an edited question the ones it
+        kept from the question it edits (``payload["attachment_ids"]``; an upload row belongs to the
+        message it was first sent with)."""
+        own = list(self.uploads.all())
+        kept = (self.payload or {}).get("attachment_ids") if not own else None
+        if kept:
+            return list(self.conversation.uploads.filter(pk__in=kept).order_by("id"))
+        return own

@@ -78,7 +78,7 @@ def conversation_document(convo: Conversation) -> dict[str, Any]:
                 "content": m.content,
                 "parent_run_id": m.parent_run_id,
                 "attachments": [
-                    {"name": u.name, "size": u.size, "sha256": u.sha256} for u in m.uploads.all()
+                    {"name": u.name, "size": u.size, "sha256": u.sha256} for u in m.attached()
                 ],
                 "created_at": _dt(m.created_at),
             }

@@ -106,11 +106,15 @@ def start_run(
         with transaction.atomic():
             check_user_limits(conversation.owner_id)
             uploads = _pending_uploads(conversation, attachments or [])
+            kept: list = []
             if edit_of is not None:
                 # The edited question keeps the files the original had attached (still in the workspace).
-                uploads += list(edit_of.uploads.filter(deleted_at__isnull=True))
+                kept = [u for u in edit_of.attached() if u.deleted_at is None]
+                uploads += kept
             model_text = text + attachment_note(uploads) if uploads else text
             payload: dict = {"role": "user", "content": model_text}
+            if kept:
+                payload["attachment_ids"] = [u.pk for u in kept]  # shown on the edit (Message.attached)
             media = image_parts(conversation, uploads, provider, model)
             if media:
                 payload["media"] = [m.to_dict() for m in media]

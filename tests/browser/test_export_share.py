@@ -69,6 +69,7 @@ def test_upload_analyse_download_branch_export_and_share(demo_provider, cast, pa
         box.locator("button:has-text('Send edited')").click()
     answers(page, 1)
     assert "Only the south" in page.locator("#messages").inner_text()
+    assert page.locator(".msg.user [data-role=attachments]").inner_text().startswith("sales.csv")  # kept
     with page.expect_navigation():
         page.click("[data-role=branch-message] button[aria-label='Previous question']")
     answers(page, 1)

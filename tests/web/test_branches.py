@@ -143,3 +143,23 @@ def test_a_long_branch_is_read_in_three_queries_with_the_edited_sibling_left_out
         rows = branch_rows(run)
     expected = [t for i in range(7) for t in (f"q{i}", f"answer to q{i}")] + ["q7 edited"]
     assert [m.content for m in rows] == expected
+
+
+def test_an_edited_question_keeps_and_shows_its_files_edit_after_edit(alice, convo):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    stored = alice.post(f"/c/{convo.pk}/files/upload/", {"file": [SimpleUploadedFile("sales.csv", b"a,b\n1,2\n")]})
+    file_id = stored.json()["files"][0]["id"]
+    response = alice.post(f"/c/{convo.pk}/send/", {"message": "q1", "attachment": [file_id]}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    first = answered(Run.objects.latest("id"), "answer to q1")
+    for edit in ("q1 edited", "q1 edited again"):
+        question = Run.objects.latest("id").user_message
+        alice.post(f"/messages/{question.pk}/edit/", {"message": edit}, HTTP_HX_REQUEST="true")
+        run = answered(Run.objects.latest("id"), f"answer to {edit}")
+        assert run.user_message.content == edit and "sales.csv (8 bytes)" in run.user_message.payload["content"]
+        assert [u.name for u in run.user_message.attached()] == ["sales.csv"]
+        page = alice.get(f"/c/{convo.pk}/").content.decode()
+        assert f">{edit}<" in page or f"{edit}</div>" in page
+        assert 'data-role="attachments"' in page and ">sales.csv</a>" in page  # the chip stays on the edit
+    assert [u.name for u in first.user_message.attached()] == ["sales.csv"]  # the original keeps it too
