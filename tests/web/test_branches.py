@@ -145,8 +145,10 @@ def test_a_long_branch_is_read_in_three_queries_with_the_edited_sibling_left_out
     assert [m.content for m in rows] == expected
 
 
-def test_an_edited_question_keeps_and_shows_its_files_edit_after_edit(alice, convo):
+def test_an_edited_question_keeps_and_shows_its_files_edit_after_edit(alice, convo, settings, tmp_path):
     from django.core.files.uploadedfile import SimpleUploadedFile
+
+    settings.WORKSPACE_ROOT = tmp_path / "workspaces"  # a workspace of its own, empty
 
     stored = alice.post(f"/c/{convo.pk}/files/upload/", {"file": [SimpleUploadedFile("sales.csv", b"a,b\n1,2\n")]})
     file_id = stored.json()["files"][0]["id"]
