@@ -40,6 +40,13 @@
     badge.className = "status badge status-" + status;
   }
 
+  // A round or text of a run means it runs: its "running" status frame may have come before the
+  // page held the run (the send's response, rendered while queued, lands after it).
+  function markRunning(run) {
+    const badge = part(run, "status");
+    if (badge && badge.classList.contains("status-queued")) setBadge(run, "running");
+  }
+
   function setWaiting(run, text) {
     const el = part(run, "waiting");
     if (el) el.textContent = text;
@@ -220,11 +227,13 @@
     const data = frame.data || {};
     if (frame.type === K.DELTA) {
       if (!ensureRun(run)) return;
+      markRunning(run);
       const stream = part(run, "stream");
       if (stream && data.text) { stream.textContent += data.text; setWaiting(run, ""); }
       if (data.tool_calls && data.tool_calls.length) setWaiting(run, gettext("Preparing tool calls…"));
     } else if (frame.type === K.ROUND_STARTED) {
       ensureRun(run);
+      markRunning(run);
       stopTimer(run);
       setWaiting(run, data.kind === "continuation" ? gettext("Continuing the answer…") : gettext("Thinking…"));
     } else if (frame.type === K.TOOL_CALL) {

@@ -130,12 +130,15 @@ def test_edit_branch_switch_and_regenerate(demo_provider, cast, page_for, artifa
     page.press("#message", "Enter")
     stop = page.locator("[data-run] .actions button.stop")
     stop.wait_for(timeout=30_000)
+    streaming = latest(convo)
+    page.locator(f"#run-{streaming.pk} [data-role=stream]").filter(has_text="Hello").wait_for(timeout=30_000)
+    expect(page.locator(f"#run-{streaming.pk} [data-role=status]")).to_have_text("Running")  # not "Queued"
     page.click(f"#run-{again.pk} [data-role=branch-run] button[aria-label='Previous answer']")
     page.wait_for_function(
         "() => document.querySelector('#send-error').innerText.includes('still answering')", timeout=10_000
     )
     assert "switch branches" in page.locator("#send-error").inner_text()
-    streaming = latest(convo)
+    streaming.refresh_from_db()
     assert streaming.is_active and Conversation.objects.get(pk=convo.pk).active_run_id == streaming.pk
     shoot(page, artifacts, "switch-refused")
     stop.click()
