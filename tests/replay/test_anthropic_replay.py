@@ -150,3 +150,35 @@ async def test_compression_never_rewrites_before_a_preserved_thinking_block():
         else:
             assert step == NextStepFinalOutput(FINAL_TEXT), window
     assert any(locked[w][0] == NextStepFinalOutput(FINAL_TEXT) for w in broken)
+
+
+async def _locked_run(window: int, die_after: int | None = None) -> tuple:
+    from agent.context.budget import ContextLimits
+    from agent.events import ContextCompressed
+    from agent.loop import LoopSettings
+    from replay_seed import SeedFiles
+
+    emulator = AnthropicEmulator()
+    limits = ContextLimits(context_window=window, requested_max_output=256, model_max_output=256, min_output=64)
+    settings = LoopSettings(limits=limits, thinking_prefix_locked=True)
+    async with provider_for(emulator.app(), "anthropic", "anthropic", MODEL) as provider:
+        step, _, sink, _ = await run_seed(
+            provider, settings=settings, history=_older_turns(6), files=SeedFiles(padding=3000), die_after=die_after
+        )
+    compressed = {e.round_index for e in sink.events if isinstance(e, ContextCompressed)}
+    return step, compressed, emulator
+
+
+async def test_a_resumed_run_re_applies_the_same_compression_before_preserved_thinking():
+    """The compression plan is stored with the round, so a worker that resumes a run re-applies it:
+    its requests are the uninterrupted run's, byte for byte, and the signed blocks stay valid."""
+    for window in range(2400, 4350, 150):
+        step, compressed, reference = await _locked_run(window)
+        if step == NextStepFinalOutput(FINAL_TEXT) and compressed == {0}:
+            break
+    else:
+        pytest.fail("no window where the locked run compresses in round 1 and finishes")
+    for die_after in (1, 6, 12):
+        resumed, _, emulator = await _locked_run(window, die_after)
+        assert resumed == NextStepFinalOutput(FINAL_TEXT), die_after
+        assert emulator.requests == reference.requests, die_after
