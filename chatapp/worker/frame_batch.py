@@ -15,6 +15,7 @@ import logging
 from typing import Any
 
 from chatapp.worker import crash, store
+from chatapp.worker.fair_jobs import outside_runs
 from chatapp.worker.fanout import publish_many
 from chatapp.worker.publisher import LiveFrame
 
@@ -33,7 +34,8 @@ class FrameBatcher:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._queue.append((frame, done))
         if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._drain())
+            # The batch carries every run's frames: its job is no run's (fair_jobs.py).
+            self._task = asyncio.create_task(self._drain(), context=outside_runs())
         await done
 
     async def _drain(self) -> None:
