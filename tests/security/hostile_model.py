@@ -6,12 +6,17 @@ It plays a fully prompt-injected model: everything the demo model does (includin
 ("Incorrect API key provided: ..."). Served by uvicorn in a process of its own on a loopback port, as a
 provider is: a model served from the test process would share that process's GIL with the test's
 senders and pollers, and the soak test would time the harness along with the worker.
+
+Paced (``serve(pace=(first_token_seconds, tokens_per_second))``, the soak test's realistic model): it
+answers after a first-token delay and streams the demo's chunks at a real model's rate, as they are
+made. Unpaced it answers at once, the whole stream in one body.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -27,7 +32,9 @@ from starlette.routing import Mount, Route
 
 from demo.model import DemoModelSettings, create_app
 
-demo = create_app(DemoModelSettings(tokens_per_second=0))
+# "first-token seconds,tokens per second" (set by ``serve``); empty: no pace.
+PACE = tuple(float(x) for x in os.environ.get("HOSTILE_MODEL_PACE", "").split(",") if x) or (0.0, 0.0)
+demo = create_app(DemoModelSettings(tokens_per_second=PACE[1]))
 
 
 async def completions(request: Request):
@@ -52,9 +59,41 @@ async def completions(request: Request):
         await asyncio.Event().wait()  # no disconnect: the stream runs to its end
         return {"type": "http.disconnect"}
 
+    demo_scope = scope | {"path": "/v1/chat/completions", "root_path": ""}
+    if PACE[0] or PACE[1]:
+        await asyncio.sleep(PACE[0])  # the model's time to first token
+        return await _streamed(demo_scope, receive)
     responder = _Capture()
-    await demo(scope | {"path": "/v1/chat/completions", "root_path": ""}, receive, responder)
+    await demo(demo_scope, receive, responder)
     return responder.response()
+
+
+async def _streamed(scope, receive):
+    """The demo's answer passed on chunk by chunk as the demo makes it (at its tokens per second)."""
+    from starlette.responses import StreamingResponse
+
+    queue: asyncio.Queue = asyncio.Queue()
+
+    async def send(message):
+        await queue.put(message)
+
+    app = asyncio.create_task(demo(scope, receive, send))
+    start = await queue.get()
+    assert start["type"] == "http.response.start", start
+
+    async def body():
+        try:
+            while True:
+                message = await queue.get()
+                if message.get("body"):
+                    yield message["body"]
+                if not message.get("more_body"):
+                    return
+        finally:
+            await app
+
+    headers = {k.decode(): v.decode() for k, v in start.get("headers", []) if k.lower() != b"content-length"}
+    return StreamingResponse(body(), status_code=start["status"], headers=headers)
 
 
 class _Capture:
@@ -78,13 +117,15 @@ app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POS
 
 
 @contextlib.contextmanager
-def serve() -> Iterator[str]:
+def serve(pace: tuple[float, float] | None = None) -> Iterator[str]:
+    """The server in a process of its own; ``pace``: (first-token seconds, tokens per second)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     sock.close()
     root = Path(__file__).resolve().parents[2]
-    proc = subprocess.Popen([sys.executable, "-m", "tests.security.hostile_model", str(port)], cwd=root)
+    env = os.environ | {"HOSTILE_MODEL_PACE": ",".join(map(str, pace)) if pace else ""}
+    proc = subprocess.Popen([sys.executable, "-m", "tests.security.hostile_model", str(port)], cwd=root, env=env)
     try:
         deadline = time.monotonic() + 20
         while proc.poll() is None and time.monotonic() < deadline:
