@@ -153,10 +153,11 @@ async def test_compression_never_rewrites_before_a_preserved_thinking_block():
 
 
 async def _locked_run(window: int, die_after: int | None = None) -> tuple:
+    from replay_seed import SeedFiles
+
     from agent.context.budget import ContextLimits
     from agent.events import ContextCompressed
     from agent.loop import LoopSettings
-    from replay_seed import SeedFiles
 
     emulator = AnthropicEmulator()
     limits = ContextLimits(context_window=window, requested_max_output=256, model_max_output=256, min_output=64)
