@@ -149,7 +149,7 @@ def test_the_write_file_trace_row_links_the_file(cast, convo, workspace):
     assert not Upload.objects.exists()
 
 
-def asgi_get(user, path: str, on_first_piece) -> tuple[dict, list[bytes]]:
+def asgi_get(user, path: str, on_first_piece, headers=()) -> tuple[dict, list[bytes]]:
     """GET ``path`` through Django's ASGI handler (what daphne runs), as ``user``. ``on_first_piece`` is
     called when the first piece of the body is handed to the server; returns the start message and
     every body piece, in order."""
@@ -166,7 +166,7 @@ def asgi_get(user, path: str, on_first_piece) -> tuple[dict, list[bytes]]:
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
         "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
-        "headers": [(b"host", b"testserver"), (b"cookie", cookie)],
+        "headers": [(b"host", b"testserver"), (b"cookie", cookie), *headers],
         "client": ("127.0.0.1", 40000), "server": ("testserver", 80),
     }
     requested = False
@@ -215,7 +215,8 @@ def test_under_asgi_the_zip_is_sent_while_it_is_made(cast, convo, workspace):
     assert archive.read("report.md") == (workspace / "report.md").read_bytes()
 
 
-def test_under_asgi_a_download_is_read_while_it_is_sent(cast, convo, workspace):
+@pytest.mark.parametrize("url", ["/c/{pk}/files/download/big.bin", "/api/conversations/{pk}/files/big.bin"])
+def test_under_asgi_a_download_is_read_while_it_is_sent(cast, convo, workspace, url):
     big = workspace / "big.bin"
     data = os.urandom(1_000_000)
     big.write_bytes(data)
@@ -225,7 +226,11 @@ def test_under_asgi_a_download_is_read_while_it_is_sent(cast, convo, workspace):
             handle.seek(len(data) - 5)
             handle.write(b"AFTER")
 
-    start, pieces = asgi_get(cast["alice"], f"/c/{convo.pk}/files/download/big.bin", overwrite_the_tail)
+    from chatapp.services import api_keys
+
+    key = api_keys.create_key(cast["alice"], "laptop", "chat").secret
+    headers = [(b"authorization", f"Bearer {key}".encode())] if url.startswith("/api/") else []
+    start, pieces = asgi_get(cast["alice"], url.format(pk=convo.pk), overwrite_the_tail, headers)
     assert start["status"] == 200 and (b"Content-Length", b"1000000") in start["headers"]
     body = b"".join(pieces)
     assert len(pieces) > 1 and len(pieces[0]) <= 64 * 1024
