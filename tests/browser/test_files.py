@@ -95,6 +95,7 @@ def test_upload_by_button_and_drop_then_the_model_reads_it(demo_tools, cast, pag
     call = ToolCall.objects.get(run__conversation=convo, name="read_file")
     assert call.status == "succeeded" and "north,42" in call.result
     assert page.locator(".msg.user [data-role=attachments] li").count() == 4
+    shoot(page, artifacts, "sent-with-attachments")
     assert AuditEvent.objects.filter(kind="file_uploaded").count() == 4
 
 
@@ -199,6 +200,13 @@ def test_an_image_goes_to_a_vision_profile_and_is_refused_for_text_only(demo_pro
     assert [m["mime_type"] for m in user["media"]] == ["image/png"]
     # The demo model read an OpenAI image_url part with a data URL off the wire and says so.
     assert "I received 1 image(s): image/png" in page.locator("[data-role=answer]").inner_text()
+    # The files panel's preview shows the image itself (decoded by the browser, at its own size).
+    preview = page.context.new_page()
+    preview.goto(f"/c/{run.conversation_id}/files/view/chart.png")
+    image = preview.locator("img[data-role=preview]")
+    expect(image).to_be_visible()
+    assert image.evaluate("img => img.complete && img.naturalWidth") == 3000
+    shoot(preview, artifacts, "image-preview")
 
 
 def test_a_large_upload_shows_its_progress(demo_tools, page_for):
