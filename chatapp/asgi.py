@@ -16,6 +16,7 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 django_app = get_asgi_application()
 
 from chatapp import slow_sockets  # noqa: E402
+from chatapp.http_pacing import paced  # noqa: E402
 
 slow_sockets.install(settings.WS_SEND_BUFFER_BYTES)
 
@@ -34,7 +35,7 @@ async def http_app(scope, receive, send):
         inner = dict(scope, path=path[len(DEMO_PREFIX) :], root_path=scope.get("root_path", "") + DEMO_PREFIX)
         await demo_app(inner, receive, send)
         return
-    await django_app(scope, receive, send)
+    await django_app(scope, receive, paced(send))
 
 
 application = ProtocolTypeRouter(
