@@ -67,3 +67,33 @@ async def test_storage_on_replays_items_by_id():
     assert step == NextStepFinalOutput(FINAL_TEXT)
     assert emulator.requests[1]["store"] is True
     assert [i for i in emulator.requests[1]["input"] if i.get("type") == "reasoning"][0]["id"] == "rs_emu_00"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "field, value",
+    [("capability_overrides", {"responses_store": True}), ("extra_body", {"store": True})],
+)
+def test_the_admin_turns_storage_on_per_provider(field, value):
+    """store: false is the default; an admin turns storage on in the provider's row (capability
+    override or extra body), and the request then says store: true, reasoning still replayable."""
+    import httpx
+
+    from agent.messages import Message
+    from agent.providers.registry import build_provider
+    from agent.providers.types import ModelRequest
+    from chatapp.models import ProviderConfig
+    from chatapp.services.provider_settings import provider_settings
+
+    default = ProviderConfig.objects.create(
+        name="responses", kind="openai_responses", preset="openai_responses", base_url="http://127.0.0.1:9/v1", model=MODEL
+    )
+    stored = ProviderConfig.objects.create(
+        name="responses-stored", kind="openai_responses", preset="openai_responses",
+        base_url="http://127.0.0.1:9/v1", model=MODEL, **{field: value},
+    )
+    request = ModelRequest((Message.user("hi"),))
+    http = httpx.AsyncClient()  # never used to send: describe_request builds the body only
+    bodies = [build_provider(provider_settings(c, MODEL), http).describe_request(request)["body"] for c in (default, stored)]
+    assert bodies[0]["store"] is False and bodies[1]["store"] is True
+    assert all(b["include"] == ["reasoning.encrypted_content"] for b in bodies)
