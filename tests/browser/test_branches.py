@@ -143,13 +143,24 @@ def test_edit_branch_switch_and_regenerate(demo_provider, cast, page_for, artifa
     shoot(page, artifacts, "switch-refused")
     stop.click()
     expect(page.locator(f"#run-{streaming.pk} [data-role=status]")).to_have_text("Cancelled", timeout=30_000)
+    # Regenerate an older answer: the new one takes its place at the top, the later exchanges stay on
+    # the other branch (the first version of clearloop appended a copy of the question at the bottom).
+    oldest = Run.objects.filter(conversation=convo).order_by("id").first()
+    with page.expect_navigation():
+        page.click(f"#run-{oldest.pk} [data-role=regenerate]")
+    answers(page, 1)
+    renewed = latest(convo)
+    assert renewed.user_message_id == oldest.user_message_id
+    assert page.locator("#messages .msg.user").count() == 1
+    assert heard(page, renewed) == "first question about apples"
+    assert " ".join(page.locator(f"#run-{renewed.pk} [data-role=branch-run]").inner_text().split()) == "‹ 2/2 ›"
     # Nothing is lost: every branch keeps its run, trace, usage and audit events.
     runs = list(Run.objects.filter(conversation=convo).order_by("id"))
-    assert len(runs) == 6
+    assert len(runs) == 7
     created = set(AuditEvent.objects.filter(kind="run_created").values_list("run_id", flat=True))
     assert created == {r.pk for r in runs}
     finished = {r.pk for r in runs if r.status == "succeeded"}
-    assert finished == {r.pk for r in runs[:5]}
+    assert finished == {r.pk for r in runs} - {streaming.pk}
     assert set(AuditEvent.objects.filter(kind="round_stored").values_list("run_id", flat=True)) >= finished
     spent = sum((r.usage or {}).get("prompt_tokens", 0) + (r.usage or {}).get("completion_tokens", 0)
                 for r in Round.objects.filter(run__conversation=convo))
