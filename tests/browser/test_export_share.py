@@ -132,3 +132,33 @@ def test_upload_analyse_download_branch_export_and_share(demo_provider, cast, pa
                  .order_by("seq").values_list("kind", flat=True))
     assert kinds == ["export", "export", "share_created", "share_revoked"]
     shoot(bob, artifacts, "revoked")
+
+
+def test_branch_switches_share_panel_and_shared_page_pass_axe(demo_provider, cast, page_for, artifacts):
+    """WCAG AA (axe-core, tests/browser/axe_check.py) where issue 11 added controls: ‹ 2/2 › on a
+    question, the Export and share panel with a link, the shared snapshot with its trace open."""
+    from tests.browser.test_accessibility import check
+
+    page = page_for("alice", "alice-pass", viewport={"width": 1440, "height": 900}, bypass_csp=True)
+    new_conversation(page)
+    page.wait_for_selector("#composer textarea")
+    page.fill("#message", "What is a branch?")
+    page.press("#message", "Enter")
+    answers(page, 1)
+    question = Run.objects.get(conversation__owner=cast["alice"]).user_message_id
+    box = page.locator(f".msg.user[data-message='{question}']")
+    box.locator("[data-role=edit] > summary").click()
+    box.locator("textarea[name=message]").fill("What is a branch, briefly?")
+    with page.expect_navigation():
+        box.locator("button:has-text('Send edited')").click()
+    answers(page, 1)
+    page.click("[data-role=share-details] > summary")
+    page.click("[data-role=create-share]")
+    url = page.locator("[data-role=share-url]").input_value()
+    found: dict = {}
+    check(page, "share-panel", artifacts, found)
+    reader = page_for("otto", "otto-pass", viewport={"width": 1440, "height": 900}, bypass_csp=True)
+    reader.goto(url)
+    reader.locator("[data-role=trace] > summary").click()
+    check(reader, "shared-snapshot", artifacts, found)
+    assert not found, found
