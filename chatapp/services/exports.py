@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -140,9 +141,12 @@ def as_markdown(document: dict[str, Any]) -> str:
 
 
 def _cost(cost: dict[str, Any] | None) -> str:
+    """As the trace says it ("USD 0.0200"); the JSON keeps the exact amount."""
     if not cost or not cost.get("priced_rounds"):
         return "unknown"
-    return str(cost.get("amount"))
+    shown = costs.money(Decimal(cost["amount"]))
+    unpriced = cost.get("unpriced_rounds") or 0
+    return f"≥ {shown} ({unpriced} round{'s' if unpriced != 1 else ''} unpriced)" if unpriced else shown
 
 
 def _fence(text: str, lang: str = "") -> list[str]:

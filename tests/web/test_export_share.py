@@ -84,7 +84,7 @@ def test_markdown_export_reads_each_branch(cast, convo):
     assert text.count("### You\n\nq1") == 2 and "q2 edited" in text
     assert "**Tool `read_file`** (succeeded)" in text and SECRET not in text
     assert '{"path": "sales.csv"}' in text and "Result:\n\n```\nkey is [REDACTED]\n```" in text
-    assert text.count("*2 exchanges · 20 prompt / 10 completion tokens · cost 0.02000000*") == 2
+    assert text.count("*2 exchanges · 20 prompt / 10 completion tokens · cost USD 0.0200*") == 2
 
 
 def test_exports_are_the_owners_and_auditors_only(cast, convo):
