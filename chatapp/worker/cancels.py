@@ -15,8 +15,6 @@ import contextlib
 import logging
 from typing import Any
 
-from chatapp.worker.fair_jobs import outside_runs
-
 log = logging.getLogger(__name__)
 SAFETY_POLL = 2.0
 RETRY = 1.0
@@ -37,9 +35,9 @@ class CancelWatcher:
         event = self.events.setdefault(run_id, asyncio.Event())
         loop = asyncio.get_running_loop()
         if self._poll_task is None or self._poll_task.done():
-            self._poll_task = loop.create_task(self._poll(), context=outside_runs())
+            self._poll_task = loop.create_task(self._poll())
         if self._listen_task is None or self._listen_task.done():
-            self._listen_task = loop.create_task(self._listen(), context=outside_runs())
+            self._listen_task = loop.create_task(self._listen())
         return event
 
     def unwatch(self, run_id: int) -> None:

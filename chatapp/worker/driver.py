@@ -20,7 +20,6 @@ from agent.mcp import GATEWAY_TOOL
 from agent.providers.errors import ProviderError
 from chatapp.worker import links, store
 from chatapp.worker.context import RunContext, load_run_context
-from chatapp.worker.fair_jobs import RUN
 from chatapp.worker.lease import hand_back, release_lease, renew_lease, taken_over
 from chatapp.worker.recorder import RunRecorder
 from chatapp.worker.runtime import WorkerRuntime
@@ -47,20 +46,16 @@ async def drive_segment(
     Cancelled only when the worker shuts down with the run unfinished (``carrier.drain``): what the
     run produced is stored, and the lease is handed back without counting a delivery.
     """
-    RUN.set(run_id)  # this task's DB jobs (and its child tasks') are queued as this run's (fair_jobs.py)
     try:
-        try:
-            await drive_run(runtime, run_id, lease, spans)
-        except asyncio.CancelledError:
-            await runtime.db(hand_back, run_id, lease)
-            log.warning("run %s: handed back unfinished (the worker is shutting down)", run_id)
-            raise
-        except BaseException:
-            await runtime.db(release_lease, run_id, lease)
-            raise
+        await drive_run(runtime, run_id, lease, spans)
+    except asyncio.CancelledError:
+        await runtime.db(hand_back, run_id, lease)
+        log.warning("run %s: handed back unfinished (the worker is shutting down)", run_id)
+        raise
+    except BaseException:
         await runtime.db(release_lease, run_id, lease)
-    finally:
-        runtime.db_jobs.forget(run_id)
+        raise
+    await runtime.db(release_lease, run_id, lease)
 
 
 async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str, spans: StartSpans | None = None) -> None:

@@ -15,7 +15,6 @@ import logging
 from typing import Any
 
 from chatapp.worker import crash, store
-from chatapp.worker.fair_jobs import outside_runs
 from chatapp.worker.fanout import publish_many
 from chatapp.worker.publisher import LiveFrame
 
@@ -34,8 +33,7 @@ class FrameBatcher:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._queue.append((frame, done))
         if self._task is None or self._task.done():
-            # The batch carries every run's frames: its job is no run's (fair_jobs.py).
-            self._task = asyncio.create_task(self._drain(), context=outside_runs())
+            self._task = asyncio.create_task(self._drain())
         await done
 
     async def _drain(self) -> None:

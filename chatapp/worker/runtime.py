@@ -19,7 +19,6 @@ from typing import Any
 import httpx
 
 from chatapp.worker.carrier import RunCarrier
-from chatapp.worker.fair_jobs import RUN, FairJobs
 from chatapp.worker.frame_batch import FrameBatcher
 
 log = logging.getLogger(__name__)
@@ -34,11 +33,8 @@ class WorkerRuntime:
         self.http: httpx.AsyncClient | None = None
         self.resources: dict[str, Any] = {}
         self._frames: FrameBatcher | None = None
-        # Django's ORM is synchronous: a few dedicated threads keep one connection each. Their queue
-        # serves the run that has had the least DB-thread time first (``FairJobs``).
+        # Django's ORM is synchronous: a few dedicated threads keep one connection each.
         self.db_executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="clearloop-db")
-        self.db_jobs = FairJobs()
-        self.db_executor._work_queue = self.db_jobs  # type: ignore[assignment]
         from django.conf import settings
 
         self.runs = RunCarrier(settings.WORKER_RUNS)
@@ -117,12 +113,7 @@ class WorkerRuntime:
         return self._frames
 
     async def db[T](self, fn: Callable[..., T], *args: Any) -> T:
-        run_id = RUN.get()
-        if run_id is None:
-            return await self.loop.run_in_executor(self.db_executor, _with_fresh_connection, fn, args)
-        return await self.loop.run_in_executor(
-            self.db_executor, self.db_jobs.timed, run_id, _with_fresh_connection, fn, args
-        )
+        return await self.loop.run_in_executor(self.db_executor, _with_fresh_connection, fn, args)
 
     def db_now[T](self, fn: Callable[..., T], *args: Any) -> T:
         """``db`` for a thread outside the loop (a Celery task): the DB threads, without the loop."""
