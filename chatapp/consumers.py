@@ -35,6 +35,7 @@ from chatapp.services.approvals import summary as approvals_summary
 
 log = logging.getLogger(__name__)
 REPLAY_LIMIT = 5000
+MAX_RESUMED_RUNS = 200  # the page resumes the runs it follows (a few); each is a condition of the query
 MAX_ID = 2**53  # ids and sequence numbers beyond what a client (JavaScript) can even hold
 TOO_MANY_SOCKETS = 4429
 SUBSCRIPTION_LOST = 4503  # the live subscription failed: the page reconnects and back-fills
@@ -55,6 +56,8 @@ def parse_resume(text: str) -> tuple[dict[int, int], int | None] | None:
     resume = content.get("resume") or {}
     if not isinstance(resume, dict):
         raise BadRequest("resume is not an object")
+    if len(resume) > MAX_RESUMED_RUNS:
+        raise BadRequest(f"resume names more than {MAX_RESUMED_RUNS} runs")
     positions = {_number(k, "run id"): _number(v, "sequence number") for k, v in resume.items()}
     since_run = content.get("since_run")
     return positions, (_number(since_run, "since_run") if since_run is not None else None)

@@ -99,10 +99,10 @@ def stored_frames(
         events = events.filter(run_id__gte=floor)
     else:
         events = events.filter(run__status__in=ACTIVE_STATUSES)
+    for run_id, last in positions.items():
+        # In the query, before the limit: a client holding more than `limit` frames of a run would
+        # otherwise get the first `limit` (all of which it has) and never the ones it lacks.
+        events = events.exclude(run_id=run_id, seq__lte=last)
     rows = events.order_by("run_id", "seq").values_list("run_id", "seq", "type", "payload")[:limit]
     # Frames go out in their shown form (stored replay blocks and media bytes stay in the rows).
-    return [
-        frame(run_id, seq, kind, shown(data))
-        for run_id, seq, kind, data in rows
-        if seq > positions.get(run_id, 0)
-    ]
+    return [frame(run_id, seq, kind, shown(data)) for run_id, seq, kind, data in rows]
