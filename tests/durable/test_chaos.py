@@ -167,6 +167,7 @@ def test_chaos_every_run_terminal_no_side_effect_twice_and_clients_match_storage
     session = session_for(cast["alice"])
     followers: list[Follower] = []
     texts: dict[int, str] = {}
+    clients_cut: list[int] = []  # followers still following when the 90 s for the last frames ran out
 
     def begin(n: int) -> Follower:
         text = rng.choice([LONG, LONG, FILES, SEND]).format(n=n)
@@ -217,6 +218,7 @@ def test_chaos_every_run_terminal_no_side_effect_twice_and_clients_match_storage
         try:
             await asyncio.wait_for(asyncio.gather(*tasks), 90)
         except TimeoutError:
+            clients_cut.extend(f.run_id for f in followers if not f.ended)
             stop_clients.set()
             await asyncio.gather(*tasks, return_exceptions=True)
 
@@ -226,6 +228,7 @@ def test_chaos_every_run_terminal_no_side_effect_twice_and_clients_match_storage
         supervising.set()
         guard.join(30)
         durable_stack.heal()  # the next tests need daphne (and its demo model) and Redis answering
+    print(f"\nclients cut off at the end (runs): {clients_cut}")
     report = check_everything(followers, texts, demo_tools.outbox)
     report["kills"] = chaos.kills
     report["restarts"] = len(durable_stack.notes)
@@ -270,7 +273,20 @@ def check_everything(followers: list[Follower], texts: dict[int, str], outbox) -
         seqs = sorted(follower.applied)
         assert seqs == list(range(1, len(seqs) + 1)), f"run {run.pk}: gap in {seqs[:50]}…"
         if run.status == "succeeded" and follower.text() != run.final_text:
-            mismatched.append((run.pk, follower.text()[-80:], run.final_text[-80:]))
+            # Enough to tell a client that stopped early from a replay that lost frames.
+            stored = list(RunEvent.objects.filter(run=run).order_by("seq").values_list("seq", "type"))
+            mismatched.append(
+                {
+                    "run": run.pk,
+                    "client_text": follower.text()[-80:],
+                    "stored_text": run.final_text[-80:],
+                    "client_ended": follower.ended,
+                    "client_last_seq": follower.last(),
+                    "client_held": sorted(follower.held)[:10],
+                    "client_connects": follower.connects,
+                    "stored_tail": stored[-8:],
+                }
+            )
     assert not mismatched, mismatched
     return {
         "runs": len(runs),
