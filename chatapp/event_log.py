@@ -14,7 +14,13 @@ an approval already took (the duplicate ``seq`` the chaos test found). A worker'
 its lease (``Sequence.lease``), so a segment whose lease lapsed cannot pause its successor's run.
 
 Rows may commit out of order (parallel tool calls write from different DB threads): readers take
-the maximum, and the browser holds back a frame until the ones before it have arrived.
+the maximum, and the browser holds back a frame until the ones before it have arrived. A segment that
+dies (or loses its lease) between two such commits leaves a number that will never be written: the
+browser would hold every later frame of the run for good (the chaos test's client that never saw its
+answer). Whoever numbers frames after a segment (``Sequence.after_stored``: taking the lease, an
+approval, stopping or failing a run nobody drives) first writes a ``gap`` frame for each missing
+number below the largest; while a segment runs, nobody else numbers, so a gap it will still fill is
+never taken for a lost one.
 """
 
 from __future__ import annotations
@@ -23,9 +29,9 @@ import itertools
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Max, Subquery
+from django.db.models import Count, Max, Subquery
 
-from chatapp.frames import Frame, frame
+from chatapp.frames import Frame, Kind, frame
 from chatapp.models import ACTIVE_STATUSES, Run, RunEvent
 from chatapp.nul import without_nul
 from chatapp.redaction import shown
@@ -62,16 +68,43 @@ class Sequence:
 
     @classmethod
     def after_stored(cls, run_id: int) -> Sequence:
-        return cls(last_stored_seq(run_id))
+        """Numbers after the stored ones, for a writer that is not the run's segment (under the run's
+        row lock): the numbers a dead segment left unwritten are filled first (``fill_gaps``)."""
+        return cls(fill_gaps(run_id))
+
+
+def _stored_extent(run_id: int) -> tuple[int, int, int]:
+    """``(Run.last_seq, largest stored seq, rows stored)`` in one round trip."""
+    rows = RunEvent.objects.filter(run_id=run_id).order_by().values("run_id")
+    largest = rows.annotate(m=Max("seq")).values("m")
+    count = rows.annotate(n=Count("seq")).values("n")
+    row = (
+        Run.objects.filter(pk=run_id)
+        .values_list("last_seq", Subquery(largest[:1]), Subquery(count[:1]))
+        .first()
+    )
+    return (row[0] or 0, row[1] or 0, row[2] or 0) if row else (0, 0, 0)
 
 
 def last_stored_seq(run_id: int) -> int:
-    # One round trip: the run's ``last_seq`` and its largest stored row together.
-    largest = (
-        RunEvent.objects.filter(run_id=run_id).order_by().values("run_id").annotate(m=Max("seq")).values("m")
-    )
-    row = Run.objects.filter(pk=run_id).values_list("last_seq", Subquery(largest[:1])).first()
-    return max(row[0] or 0, row[1] or 0) if row else 0
+    # The larger of the run's ``last_seq`` and its largest row (ephemeral rows do not move the former).
+    last, largest, _ = _stored_extent(run_id)
+    return max(last, largest)
+
+
+def fill_gaps(run_id: int) -> int:
+    """Write a ``gap`` frame for every number below the largest stored one that has no row; returns
+    the last stored number. Sequence numbers are unique per run, so the count tells whether any is
+    missing without reading them (the usual case: one query)."""
+    last, largest, count = _stored_extent(run_id)
+    if count < largest:
+        have = set(RunEvent.objects.filter(run_id=run_id).values_list("seq", flat=True))
+        missing = [seq for seq in range(1, largest + 1) if seq not in have]
+        RunEvent.objects.bulk_create(
+            [RunEvent(run_id=run_id, seq=seq, type=str(Kind.GAP), payload={}) for seq in missing],
+            ignore_conflicts=True,  # a late write of the lost segment won the race: its frame stays
+        )
+    return max(last, largest)
 
 
 def append(run_id: int, seq: int, kind: str, data: dict[str, Any], *, durable: bool) -> Frame:

@@ -50,6 +50,10 @@ class Kind(StrEnum):
     STATUS = "status"  # the run moved (chatapp/services/run_lifecycle.py)
     APPROVAL_DECIDED = "approval_decided"
     LINK = "link"  # a tool's server asked the user to open a link (worker/links.py)
+    # A number whose frame was never stored (its worker died or lost the run before the write
+    # committed): written in its place when the run is next taken or moved (event_log.Sequence), so a
+    # client applying frames in sequence never waits for it. Clients skip it.
+    GAP = "gap"
     # Sent by the consumer only, never stored: the replay of stored frames is complete.
     REPLAY_DONE = "replay_done"
 

@@ -47,7 +47,20 @@ def _read(run_id: int, after: int) -> tuple[str, list[StoredEvent]]:
     status = Run.objects.filter(pk=run_id).values_list("status", flat=True).first() or "cancelled"
     rows = RunEvent.objects.filter(run_id=run_id, seq__gt=after).order_by("seq")[:BATCH]
     events = [StoredEvent(r.seq, r.type, shown(r.payload)) for r in rows]
+    if status not in TERMINAL_STATUSES:
+        events = _in_sequence(events, after)
     return status, events
+
+
+def _in_sequence(events: list[StoredEvent], after: int) -> list[StoredEvent]:
+    """The events up to the first missing number. Parallel tool calls commit their frames from
+    different threads, so ``n + 1`` may be stored before ``n``: reading past the hole would move the
+    position beyond ``n`` and never yield it. A number that stays missing (its worker died) is filled
+    with a ``gap`` frame when the run is next taken or ended (``event_log.fill_gaps``)."""
+    for i, event in enumerate(events):
+        if event.seq != after + 1 + i:
+            return events[:i]
+    return events
 
 
 async def follow(run_id: int, conversation_id: int, after: int = 0) -> AsyncIterator[StoredEvent | Idle]:

@@ -224,6 +224,7 @@
     if (frame.seq <= (lastSeq[run] || 0)) return;  // replay overlap or duplicate
     lastSeq[run] = frame.seq;
     saveSeq();
+    if (frame.type === K.GAP) return;  // a number a dead worker never wrote: nothing to show
     const data = frame.data || {};
     if (frame.type === K.DELTA) {
       if (!ensureRun(run)) return;
