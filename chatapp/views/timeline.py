@@ -5,12 +5,13 @@ stored): one query per run, reading only the few payload keys it needs (never a 
 ``static/js/timeline.js`` draws it from the JSON this returns; times are milliseconds from the run's
 first event (when each frame was stored, so a bar includes the storing; the engine's own measured
 duration is the row's ``took``, shown as its text). Parallel calls overlap on the axis because each
-call's bar runs from its own ``running`` frame to its own outcome.
+call's bar runs from when the engine started it (the ``started_at`` its ``running`` frame carries;
+the row itself may be stored after the other call has ended, on a busy worker) to its own outcome.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -33,6 +34,14 @@ def _ms(at: datetime, t0: datetime) -> float:
     return round((at - t0).total_seconds() * 1000, 1)
 
 
+def _started(e: dict[str, Any], at: float, t0: datetime) -> float:
+    """When the engine started a call (rows stored before ``started_at`` existed: when stored)."""
+    started = e["payload__started_at"]
+    if not isinstance(started, (int, float)):
+        return at
+    return min(at, max(0.0, _ms(datetime.fromtimestamp(started, tz=UTC), t0)))
+
+
 def _events(run: Run) -> list[dict[str, Any]]:
     rows = (
         RunEvent.objects.filter(run=run, type__in=KINDS)
@@ -48,6 +57,7 @@ def _events(run: Run) -> list[dict[str, Any]]:
             "payload__ttft_ms",
             "payload__attempts",
             "payload__duration_ms",
+            "payload__started_at",
             "payload__usage__prompt_tokens",
             "payload__usage__completion_tokens",
             "payload__attempt",
@@ -100,8 +110,10 @@ def _call_row(rows: dict, e: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _apply_call(row: dict[str, Any], e: dict[str, Any], at: float) -> None:
+def _apply_call(row: dict[str, Any], e: dict[str, Any], at: float, t0: datetime) -> None:
     status = e["payload__status"] or ""
+    if status == "running":
+        at = _started(e, at, t0)
     row["status"] = status
     row["attempts"] = max(row["attempts"], e["payload__attempts"] or 0)
     if status == "awaiting_approval":
@@ -148,7 +160,7 @@ def timeline(run: Run) -> dict[str, Any]:
             if row["start"] is None:
                 row["start"] = at
         elif kind == "tool_call" and e["payload__call_id"]:
-            _apply_call(_call_row(rows, e), e, at)
+            _apply_call(_call_row(rows, e), e, at, t0)
         elif kind == "approval_decided" and ("call", e["payload__call_id"]) in rows:
             rows[("call", e["payload__call_id"])]["decision"] = {
                 "decision": e["payload__decision"] or "",

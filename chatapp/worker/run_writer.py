@@ -57,6 +57,10 @@ class RunWriter:
         # The replay blocks are stored as received (they go back to the provider); what is logged
         # and published is the shown form.
         kind, payload = event_type(event), redact(event_payload(event), keep_replay=True)
+        if isinstance(event, ev.ToolCallChanged) and event.status == "running":
+            # When the engine started the call (wall clock, seconds): its row is stored later, and
+            # later still under load, so the timeline starts the call's bar here (views/timeline.py).
+            payload = {**payload, "started_at": round(time.time(), 3)}
         return store.DurableItem(self.seqs.next(), kind, payload, event, extra)
 
     async def durable(self, event: ev.Event, extra: dict[str, Any]) -> StoredEvent:
