@@ -7,6 +7,7 @@ patterns that look like keys or bearer tokens wherever they appear.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from typing import Any
@@ -21,12 +22,19 @@ REDACTED = "[REDACTED]"
 # ``media`` (tool images/audio, base64) too: a pattern matching inside base64 would break the bytes a
 # resumed run sends the model again; people see type and size only.
 REPLAY_KEYS = frozenset({"replay", "provider_extra", "media"})
-_PATTERNS = [
-    re.compile(r"sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-~+/]{12,}=*"),
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
+# Each with the literals one of which any match contains, looked for first (``_might_match``): a
+# pattern that starts with ``\b`` gets no fast literal scan from ``re`` and cost ~0.45 ms per 40 KB
+# (a round's request is redacted several times on its way to the database and the page: 30 % of a
+# worker's CPU per short run, docs/performance.md); a substring search is ~100 times cheaper.
+_PATTERNS: list[tuple[re.Pattern[str], tuple[str, ...], bool]] = [
+    # (pattern, literals, whether the literals are looked for in the lower-cased text)
+    (re.compile(r"sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}"), ("sk-",), False),
+    (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-~+/]{12,}=*"), ("bearer",), True),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), False),
+    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), ("AKIA",), False),
 ]
+_SHORTEST_MATCH = 19  # "sk-" + 16, "bearer " + 12; the others are longer
+_HEADER_KEYS = frozenset({"authorization", "x-api-key", "api_key", "api-key"})
 _SECRET_ENV = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SECRET_KEY", "CLEARLOOP_ENCRYPTION_KEY")
 # Environment variables whose values are secrets by their name (provider keys, tokens, passwords).
 _SECRET_ENV_NAME = re.compile(r"CLEARLOOP_KEY_\w+|\w+_(API_KEY|TOKEN|SECRET|PASSWORD)")
@@ -58,6 +66,9 @@ def known_secrets() -> list[str]:
         named = [v for k, v in os.environ.items() if _SECRET_ENV_NAME.fullmatch(k)]
         values = {os.environ.get(name) or "" for name in _SECRET_ENV} | set(named) | _extra
         _cache["secrets"] = sorted((v for v in values if len(v) >= 6), key=len, reverse=True)
+        _cache["secrets_json_plain"] = all(
+            json.dumps(v, ensure_ascii=False) == f'"{v}"' for v in _cache["secrets"]
+        )
         _cache["env"], _cache["extra"] = dict(env), len(_extra)
     return _cache["secrets"]
 
@@ -66,10 +77,25 @@ _cache: dict[str, Any] = {}
 
 
 def redact_text(text: str) -> str:
-    for secret in known_secrets():
-        text = text.replace(secret, REDACTED)
-    for pattern in _PATTERNS:
-        text = pattern.sub(REDACTED, text)
+    return _redact_text(text, known_secrets())
+
+
+def _redact_text(text: str, secrets: list[str]) -> str:
+    if len(text) < 6:  # shorter than any secret kept (register_secret) and any pattern's match
+        return text
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    if len(text) < _SHORTEST_MATCH:
+        return text
+    lowered: str | None = None
+    for pattern, literals, folded in _PATTERNS:
+        haystack = text
+        if folded:
+            lowered = haystack = text.lower() if lowered is None else lowered
+        if any(literal in haystack for literal in literals):
+            text = pattern.sub(REDACTED, text)
+            lowered = None  # the text changed
     return text
 
 
@@ -78,19 +104,50 @@ def redact(value: Any, *, keep_replay: bool = False) -> Any:
 
     ``keep_replay`` leaves the replay keys untouched: only for what is stored to be sent back.
     """
+    secrets = known_secrets()  # looked up once for the whole value
+    if isinstance(value, dict | list) and _nothing_to_redact(value, secrets):
+        return value
+    return _redact(value, keep_replay, secrets)
+
+
+def _nothing_to_redact(value: dict | list, secrets: list[str]) -> bool:
+    """True when no secret, pattern or header key can be in ``value``; False when unsure.
+
+    One ``json.dumps`` (in C) and a few substring searches instead of a Python call per string: a
+    round's request (tools, history) is thousands of strings, and almost never holds a secret. Only
+    when none of the secrets has a character JSON escapes (else its value might be in the text in
+    another spelling). The patterns' literals and the header keys need no escaping.
+    """
+    if not _cache.get("secrets_json_plain", False):
+        return False
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return False
+    if any(secret in text for secret in secrets):
+        return False
+    lowered = text.lower()
+    if any(f'"{key}"' in lowered for key in _HEADER_KEYS):
+        return False
+    return not any(
+        literal in (lowered if folded else text) for _, literals, folded in _PATTERNS for literal in literals
+    )
+
+
+def _redact(value: Any, keep_replay: bool, secrets: list[str]) -> Any:
     if isinstance(value, str):
-        return redact_text(value)
+        return _redact_text(value, secrets)
     if isinstance(value, list):
-        return [redact(v, keep_replay=keep_replay) for v in value]
+        return [_redact(v, keep_replay, secrets) for v in value]
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
-            if isinstance(key, str) and key.lower() in {"authorization", "x-api-key", "api_key", "api-key"}:
+            if isinstance(key, str) and key.lower() in _HEADER_KEYS:
                 out[key] = REDACTED
             elif keep_replay and key in REPLAY_KEYS:
                 out[key] = item
             else:
-                out[key] = redact(item, keep_replay=keep_replay)
+                out[key] = _redact(item, keep_replay, secrets)
         return out
     return value
 

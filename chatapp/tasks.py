@@ -10,7 +10,7 @@ from celery.signals import worker_process_shutdown, worker_ready, worker_shutdow
 
 from chatapp.celery import app
 from chatapp.worker import recovery
-from chatapp.worker.lease import LeaseHeld, LeaseRefused, acquire_lease, release_lease
+from chatapp.worker.lease import LeaseHeld, LeaseRefused, TakenLease, release_lease, take_lease
 from chatapp.worker.liveness import is_alive
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def execute_run(run_id: int, queued_at: float | None = None) -> None:
     sender's transaction committed (the first of the run's start spans).
     """
     from chatapp.worker.carrier import Closing
-    from chatapp.worker.driver import drive_segment
+    from chatapp.worker.driver import drive_segment, load_start_ahead
     from chatapp.worker.runtime import get_runtime
     from chatapp.worker.start_spans import StartSpans
 
@@ -43,28 +43,31 @@ def execute_run(run_id: int, queued_at: float | None = None) -> None:
         spans.mark("admitted")
     except Closing:
         raise Reject("the worker is shutting down", requeue=True) from None
+    # The context of a first delivery is read while the lease is taken (two DB threads at once).
+    ahead = runtime.db_soon(load_start_ahead, run_id)
     try:
-        lease = _take_lease(runtime, run_id)
-        if lease is None:
+        taken = _take_lease(runtime, run_id)
+        if taken is None:
             runtime.runs.release()
             return
         spans.mark("leased")
     except BaseException:
         runtime.runs.release()
         raise
+    lease, read = taken.owner, ahead if taken.first else None
     try:
-        runtime.runs.start(runtime.loop, run_id, lambda: drive_segment(runtime, run_id, lease, spans))
+        runtime.runs.start(runtime.loop, run_id, lambda: drive_segment(runtime, run_id, lease, spans, read))
     except RuntimeError:
         runtime.db_now(release_lease, run_id, lease)
         raise Reject("the worker runtime is closed", requeue=True) from None
 
 
-def _take_lease(runtime: WorkerRuntime, run_id: int) -> str | None:
+def _take_lease(runtime: WorkerRuntime, run_id: int) -> TakenLease | None:
     # Lease writes go through the runtime's few DB threads (their connections, not one per Celery
     # thread), straight from this thread: through the loop, each admission also waited for the loop's
     # turn behind the frames of every run the worker carries.
     try:
-        return runtime.db_now(acquire_lease, run_id)
+        return runtime.db_now(take_lease, run_id)
     except LeaseHeld as held:
         alive = runtime.db_now(is_alive, held.owner)
         if held.status == "queued" and alive:

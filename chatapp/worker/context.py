@@ -122,10 +122,21 @@ def is_first_delivery(run: Run) -> bool:
     return run.deliveries == 1 and run.last_seq <= 1
 
 
+def load_context_ahead(run_id: int) -> RunContext | None:
+    """The context of a run about to be taken for the first time, read while its lease is being
+    taken (on another DB thread, so the two round trips overlap: docs/performance.md). Only for a run
+    still ``queued`` and never delivered: nothing durable is stored for it, and its first delivery
+    would read exactly this, after the lease's ``running`` frame (seq 1). None for any other run; the
+    caller uses it only when the lease it took was that first delivery (``lease.TakenLease.first``)."""
+    run = Run.objects.select_related("conversation").get(pk=run_id)
+    if run.status != Run.Status.QUEUED or run.deliveries or run.last_seq:
+        return None
+    return _context(run, RunState.rebuild(str(run.pk), history(run), [], decisions=[]), last_seq=1)
+
+
 def load_run_context(run_id: int) -> RunContext:
     """Four queries for a run's first delivery (the usual case), seven when it resumes."""
     run = Run.objects.select_related("conversation").get(pk=run_id)
-    config = ProviderConfig.objects.get(name=run.provider_name)
     if is_first_delivery(run):
         state = RunState.rebuild(str(run.pk), history(run), [], decisions=[])
         last_seq = run.last_seq
@@ -138,6 +149,11 @@ def load_run_context(run_id: int) -> RunContext:
             str(run.pk), history(run), [e for e in stored if e is not None], decisions=decisions(run)
         )
         last_seq = event_log.last_stored_seq(run.pk)
+    return _context(run, state, last_seq)
+
+
+def _context(run: Run, state: RunState, last_seq: int) -> RunContext:
+    config = ProviderConfig.objects.get(name=run.provider_name)
     workspace = workspace_path(run.conversation.owner_id, run.conversation_id)
     output = max_output_tokens(config, run.model)
     ratios = learned_ratios(run.provider_name, run.model)

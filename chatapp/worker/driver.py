@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from concurrent.futures import Future
 from typing import Any
 
 from django.conf import settings
@@ -19,7 +20,7 @@ from agent.loop import LoopSettings, NextStepInterruption, NextStepSignIn, run_a
 from agent.mcp import GATEWAY_TOOL
 from agent.providers.errors import ProviderError
 from chatapp.worker import links, store
-from chatapp.worker.context import RunContext, load_run_context
+from chatapp.worker.context import RunContext, load_context_ahead, load_run_context
 from chatapp.worker.lease import hand_back, release_lease, renew_lease, taken_over
 from chatapp.worker.recorder import RunRecorder
 from chatapp.worker.runtime import WorkerRuntime
@@ -39,7 +40,11 @@ STOP_GRACE = 0.3
 
 
 async def drive_segment(
-    runtime: WorkerRuntime, run_id: int, lease: str, spans: StartSpans | None = None
+    runtime: WorkerRuntime,
+    run_id: int,
+    lease: str,
+    spans: StartSpans | None = None,
+    ahead: Future | None = None,
 ) -> None:
     """One delivery of a run, as the worker's carrier starts it: drive it, then let go of the lease.
 
@@ -47,7 +52,7 @@ async def drive_segment(
     run produced is stored, and the lease is handed back without counting a delivery.
     """
     try:
-        await drive_run(runtime, run_id, lease, spans)
+        await drive_run(runtime, run_id, lease, spans, ahead)
     except asyncio.CancelledError:
         await runtime.db(hand_back, run_id, lease)
         log.warning("run %s: handed back unfinished (the worker is shutting down)", run_id)
@@ -58,10 +63,21 @@ async def drive_segment(
     await runtime.db(release_lease, run_id, lease)
 
 
-async def drive_run(runtime: WorkerRuntime, run_id: int, lease: str, spans: StartSpans | None = None) -> None:
+async def drive_run(
+    runtime: WorkerRuntime,
+    run_id: int,
+    lease: str,
+    spans: StartSpans | None = None,
+    ahead: Future | None = None,
+) -> None:
+    """``ahead``: the context read while the lease was taken (``load_start_ahead``), for a first
+    delivery only; read again here when it is missing or failed."""
     spans = spans or StartSpans(run_id)
     spans.mark("driving")
-    ctx, host = await runtime.db(_load_start, run_id)
+    loaded = await _collect(ahead) if ahead is not None else None
+    if loaded is None:
+        loaded = await runtime.db(_load_start, run_id)
+    ctx, host = loaded
     spans.mark("context")
     # Every durable write checks the lease still holds the run (store.LeaseLost).
     coalesce = settings.STREAM_COALESCE_MS
@@ -75,6 +91,22 @@ def _load_start(run_id: int) -> tuple[RunContext, tuple | SignInRequired]:
     """The run's context and its host configuration in one trip to a DB thread, not two."""
     ctx = load_run_context(run_id)
     return ctx, host_config_for(ctx)
+
+
+def load_start_ahead(run_id: int) -> tuple[RunContext, tuple | SignInRequired] | None:
+    """``_load_start`` for a run not taken yet (``context.load_context_ahead``); None if it does not
+    apply. The host configuration is read in the same trip (preparing the workspace is idempotent)."""
+    ctx = load_context_ahead(run_id)
+    return (ctx, host_config_for(ctx)) if ctx is not None else None
+
+
+async def _collect(ahead: Future) -> tuple[RunContext, tuple | SignInRequired] | None:
+    try:
+        loaded: tuple[RunContext, tuple | SignInRequired] | None = await asyncio.wrap_future(ahead)
+        return loaded
+    except Exception:  # noqa: BLE001 - only a head start: the driver reads the context itself
+        log.warning("reading a run's context ahead of its lease failed", exc_info=True)
+        return None
 
 
 async def _drive(

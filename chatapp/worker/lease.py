@@ -7,6 +7,7 @@ the lease while it works. A task that finds a live lease held by someone else do
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -14,6 +15,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from chatapp.frames import Frame
 from chatapp.models import Run
 from chatapp.services.run_lifecycle import move_locked
 from chatapp.worker.liveness import dead_workers, lease_owner, worker_of
@@ -37,8 +39,19 @@ def new_owner() -> str:
     return lease_owner()
 
 
+@dataclass(frozen=True)
+class TakenLease:
+    owner: str
+    first: bool  # the run's first delivery: nothing was stored before its "running" frame (seq 1)
+
+
 def acquire_lease(run_id: int) -> str:
+    return take_lease(run_id).owner
+
+
+def take_lease(run_id: int) -> TakenLease:
     owner = new_owner()
+    first = False
     now = timezone.now()
     poisoned = False
     with transaction.atomic():
@@ -68,15 +81,16 @@ def acquire_lease(run_id: int) -> str:
                 "dying); it was stopped so it cannot take more workers down.",
             )
         else:
-            _take(run, owner, now)
+            frame = _take(run, owner, now)
+            first = run.deliveries == 1 and frame["seq"] == 1
     if poisoned:
         raise LeaseRefused("poison run failed")
-    return owner
+    return TakenLease(owner, first)
 
 
-def _take(run: Run, owner: str, now: datetime) -> None:
+def _take(run: Run, owner: str, now: datetime) -> Frame:
     # The "running" status frame goes out when this commits.
-    move_locked(
+    return move_locked(
         run,
         Run.Status.RUNNING,
         lease_owner=owner,

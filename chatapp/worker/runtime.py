@@ -119,6 +119,11 @@ class WorkerRuntime:
         """``db`` for a thread outside the loop (a Celery task): the DB threads, without the loop."""
         return self.db_executor.submit(_with_fresh_connection, fn, args).result()
 
+    def db_soon[T](self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """``db`` started now from a thread outside the loop; the caller collects the result later
+        (``asyncio.wrap_future`` on the loop), so it overlaps with what that thread does next."""
+        return self.db_executor.submit(_with_fresh_connection, fn, args)
+
     def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
         self._closers.append(closer)
 
