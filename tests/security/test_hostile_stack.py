@@ -348,9 +348,8 @@ def test_soak_twenty_hostile_runs_do_not_slow_twenty_normal_ones(cast, provider,
     by the median over all their runs. Asserted, with the model at zero latency: hostility costs
     nothing beyond load (the worker's CPU and the normal runs' latency beside hostile runs against
     beside benign twins). Then, with the model at a real model's pace (REAL_PACE), the issue's
-    criterion: the normal runs within 2x of the idle worker's latency beside 20 hostile runs. It is
-    met in most runs on the shared 2-core machine but not reliably (10 of 14 runs, 1.39-2.56x, at load
-    5-15; docs/security.md "Soak"), so while it fails the test reports xfail with the figures.
+    criterion: the normal runs within 2x of the idle worker's latency beside 20 hostile runs (1.12-1.16x
+    on 2026-12-01 after the per-run cuts; before them 1.39-2.56x, docs/security.md "Soak").
 
     Why the criterion is measured at a real pace (docs/security.md, "Soak"): against a model that
     answers at once, a run is nothing but the worker's and the database's CPU, and 40 runs started
@@ -441,7 +440,7 @@ def test_soak_twenty_hostile_runs_do_not_slow_twenty_normal_ones(cast, provider,
     # cost 160 s here before the fixes.
     assert per_batch["hostile"]["worker"] <= 1.25 * per_batch["benign"]["worker"], figures
     assert hostile <= 2 * benign, figures
-    # The issue's criterion, with the model at a real model's pace.
-    if paced_hostile > 2 * paced_alone:
-        pytest.xfail(f"issue 16 item 2 not met in this run (CPU of 40 runs on 2 shared cores; docs/security.md): {figures}")
+    # The issue's criterion, with the model at a real model's pace: asserted since a short run costs
+    # the worker ~32 ms of CPU instead of ~100 (redaction's literal checks, docs/security.md "Soak"):
+    # 1.12-1.16x in four runs, one of them beside a process spinning on one of the two cores.
     assert paced_hostile <= 2 * paced_alone, figures
