@@ -12,7 +12,16 @@ AUDITORS = "auditors"
 
 
 def is_auditor(user: Any) -> bool:
-    return bool(user.is_authenticated and user.groups.filter(name=AUDITORS).exists())
+    # Asked several times per request (refusing writes, then rendering the page): one query per
+    # request's user object, whose groups do not change while it is served.
+    known = getattr(user, "_clearloop_is_auditor", None)
+    if known is None:
+        known = bool(user.is_authenticated and user.groups.filter(name=AUDITORS).exists())
+        try:
+            user._clearloop_is_auditor = known
+        except AttributeError:  # an object that takes no attributes: ask each time
+            pass
+    return known
 
 
 # Reading another user's conversation takes an explicit grant: the auditors' group, a superuser, or

@@ -69,6 +69,7 @@ def apply_roles(user: Any, roles: set[str]) -> None:
             user.groups.add(group)
         else:
             user.groups.remove(group)
+    user.__dict__.pop("_clearloop_is_auditor", None)  # access.is_auditor asks the groups again
     staff = bool(roles & {"staff", "approvers"})  # approving takes staff status (services.approvals)
     if user.is_staff != staff and not user.is_superuser:
         user.is_staff = staff
