@@ -43,7 +43,7 @@ def test_a_value_with_nothing_to_redact_is_returned_as_it_is():
     value = {"messages": [{"content": "hello " * 50}], "n": 3, "tools": [{"name": "read_file"}]}
     assert redact(value) == value
     # And a value json cannot encode is walked as before.
-    odd = {"s": {1, 2}, "t": "Bearer abcdefghijklmnop0123"}
+    odd = {"s": {1, 2}, "t": "Bearer Zq9x8w7v6u5t4s3r2p1"}
     assert redact(odd)["t"] == REDACTED
 
 
