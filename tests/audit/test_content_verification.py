@@ -47,8 +47,14 @@ def _sql(sql, params):
          "answer_sha256"),
         (lambda r: Approval.objects.filter(tool_call__run=r).update(reason="EDITED REASON"), "approval",
          "reason"),
+        (lambda r: Round.objects.filter(run=r).update(request={"messages": [{"role": "user", "content": "X"}]}),
+         "round 0", "request_sha256"),
+        (lambda r: Approval.objects.filter(tool_call__run=r).update(decision="denied"), "approval", "decision"),
+        (lambda r: Approval.objects.filter(tool_call__run=r).update(definition_hash="0" * 64), "approval",
+         "definition_hash"),
     ],
-    ids=["arguments", "result", "response", "answer", "approval-reason"],
+    ids=["arguments", "result", "response", "answer", "approval-reason", "request", "approval-decision",
+         "approval-definition"],
 )
 def test_an_edited_row_is_named_with_what_changed(audited, edit, named, field, capsys):
     edit(audited)

@@ -6,6 +6,8 @@ import asyncio
 import threading
 import time
 
+import pytest
+
 from agent.loop.execution import invoke
 from agent.toolbox import ToolContext
 from agent.tools import WorkspaceToolbox
@@ -76,3 +78,32 @@ async def test_stop_and_timeout_abandon_a_thread_and_tell_it_to_stop():
     assert outcome.code == "timeout" and time.monotonic() - t0 < 1.0
     assert await asyncio.to_thread(noticed.wait, 5)  # the abandoned thread was told, and stopped
     assert observed == ["cancelled"]
+
+
+async def test_stop_cancels_a_blocking_tool_at_once_and_tells_its_thread_to_stop():
+    # Stop cancels the run's task (worker/driver.py _stopped_while): the await ends at once although
+    # the tool's thread is still inside its loop, and the thread is told to stop.
+    started, noticed = threading.Event(), threading.Event()
+
+    def stubborn(budget: Budget) -> str:
+        started.set()
+        while True:
+            try:
+                budget.check()
+            except BudgetExceeded:
+                noticed.set()
+                raise
+            time.sleep(0.001)
+
+    class Box:
+        async def execute(self, name, arguments, ctx):
+            await run_abandonable(stubborn, budget=Budget.of(3600))
+
+    call = asyncio.create_task(invoke(Box(), "stubborn", {}, ToolContext("r"), timeout=3600))
+    assert await asyncio.to_thread(started.wait, 5)
+    t0 = time.monotonic()
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert time.monotonic() - t0 < 1.0
+    assert await asyncio.to_thread(noticed.wait, 5)
