@@ -89,3 +89,22 @@ def test_a_deleted_conversation_takes_no_messages(alice, cast):
     alice.post(f"/c/{convo.pk}/delete/")
     assert alice.post(f"/c/{convo.pk}/send/", {"message": "x"}).status_code == 404
     assert alice.get(f"/c/{convo.pk}/files/").status_code == 404
+
+
+def test_a_send_re_renders_the_list_only_when_it_changes(alice, cast):
+    older = started(alice, cast)
+    draft = alice.post("/c/new/")["Location"]
+    newer_html = alice.post(f"{draft}send/", {"message": "the newer one"}, HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="conversation-list"' in newer_html  # a new conversation: listed, named, on top
+    newer = Conversation.objects.get(owner=cast["alice"], title="the newer one")
+    Run.objects.filter(conversation__owner=cast["alice"]).update(status="succeeded")
+    Conversation.objects.filter(owner=cast["alice"]).update(active_run=None)
+    # Already on top, same title: nothing in the list changes, so it is not sent again.
+    same = alice.post(f"/c/{newer.pk}/send/", {"message": "again"}, HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="conversation-list"' not in same and 'id="title-input"' in same
+    # The older one moves to the top: the list comes with it, in its new order.
+    Run.objects.filter(conversation__owner=cast["alice"]).update(status="succeeded")
+    Conversation.objects.filter(owner=cast["alice"]).update(active_run=None)
+    moved = alice.post(f"/c/{older.pk}/send/", {"message": "back to this"}, HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="conversation-list"' in moved
+    assert moved.index(f'href="/c/{older.pk}/"') < moved.index(f'href="/c/{newer.pk}/"')
