@@ -7,8 +7,9 @@ iterator is handed to Django as an *asynchronous* one that takes each piece from
 producer in a worker thread, so every piece is sent as soon as it exists. Under WSGI (the test
 client) the synchronous iterator is kept, which Django streams as it is.
 
-The producers here read files only (no database), so they run outside Django's one thread for
-synchronous code (``thread_sensitive=False``) and never hold up other requests.
+Producers that read files only run outside Django's thread for synchronous code
+(``thread_sensitive=False``) and never hold up other requests; one that reads the database (the
+auditors' JSONL export) takes each piece in the request's own thread (``database=True``).
 """
 
 from __future__ import annotations
@@ -25,9 +26,13 @@ def _next(source: Iterator[bytes]) -> bytes | None:
     return next(source, None)
 
 
-async def pieces(source: Iterator[bytes]) -> AsyncIterator[bytes]:
-    """Each piece of ``source`` as soon as it is produced; closing this closes ``source``."""
-    take = sync_to_async(_next, thread_sensitive=False)
+async def pieces(source: Iterator[bytes], *, database: bool = False) -> AsyncIterator[bytes]:
+    """Each piece of ``source`` as soon as it is produced; closing this closes ``source``.
+
+    ``database``: the producer reads the database (a queryset's cursor belongs to the connection of
+    the thread that opened it), so every piece is taken in the request's own thread for synchronous
+    code (``thread_sensitive=True``), where its connection lives."""
+    take = sync_to_async(_next, thread_sensitive=database)
     try:
         while (piece := await take(source)) is not None:
             if piece:
@@ -35,15 +40,19 @@ async def pieces(source: Iterator[bytes]) -> AsyncIterator[bytes]:
     finally:
         close = getattr(source, "close", None)
         if close is not None:
-            await sync_to_async(close, thread_sensitive=False)()
+            await sync_to_async(close, thread_sensitive=database)()
 
 
 def is_asgi(request: HttpRequest) -> bool:
     return isinstance(request, ASGIRequest)
 
 
-def streaming_response(request: HttpRequest, source: Iterator[bytes], **kwargs: Any) -> StreamingHttpResponse:
-    content: Iterator[bytes] | AsyncIterator[bytes] = pieces(source) if is_asgi(request) else source
+def streaming_response(
+    request: HttpRequest, source: Iterator[bytes], *, database: bool = False, **kwargs: Any
+) -> StreamingHttpResponse:
+    content: Iterator[bytes] | AsyncIterator[bytes] = (
+        pieces(source, database=database) if is_asgi(request) else source
+    )
     return StreamingHttpResponse(content, **kwargs)
 
 

@@ -12,7 +12,7 @@ from functools import wraps
 from typing import Any
 
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.utils import timezone
@@ -26,6 +26,7 @@ from chatapp.audit.otel import run_to_otel
 from chatapp.models import AuditEvent, Round, Run, RunEvent
 from chatapp.redaction import redact, shown
 from chatapp.services.trace import run_trace
+from chatapp.streaming import streaming_response
 from chatapp.views.display import round_reasoning
 from chatapp.views.htmx import HtmxHttpRequest
 from chatapp.views.timeline import timeline
@@ -150,14 +151,18 @@ def export_jsonl(request: HttpRequest) -> HttpResponseBase:
         payload={"format": "jsonl", "filter": form.description(), "runs": count},
     )
     stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
-    response = StreamingHttpResponse(_jsonl(selected), content_type="application/x-ndjson; charset=utf-8")
+    # Sent run by run as it is read: under daphne a plain iterator was first collected whole in memory
+    # (chatapp/streaming.py), every run's trace of the instance at once.
+    response = streaming_response(
+        request, _jsonl(selected), database=True, content_type="application/x-ndjson; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="clearloop-runs-{stamp}.jsonl"'
     return response
 
 
-def _jsonl(selected: Any) -> Iterator[str]:
+def _jsonl(selected: Any) -> Iterator[bytes]:
     for run in selected.iterator(chunk_size=200):
-        yield json.dumps(redact(run_trace(run)), ensure_ascii=False, default=str) + "\n"
+        yield (json.dumps(redact(run_trace(run)), ensure_ascii=False, default=str) + "\n").encode()
 
 
 @auditor_required
