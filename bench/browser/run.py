@@ -277,7 +277,7 @@ def run_cell(target: Target | None, upstream_base: str, c: int, delay: int, args
     """One cell: warm-up batch, then ``batches`` measured batches; CPU over the measured ones only."""
     upstream = upstream_base + "/v1"
 
-    async def go() -> tuple[list[list[dict]], dict[str, float], Sampler | None, float]:
+    async def go() -> tuple[list[list[dict]], dict[str, float], Sampler | None, float, float]:
         users = await _connect(target, c, args.timeout) if target else []
         batch = (
             (lambda: _batch_browser(target, users, delay, args.tokens))
@@ -290,19 +290,22 @@ def run_cell(target: Target | None, upstream_base: str, c: int, delay: int, args
         if target:
             db = target.db_url.rpartition("/")[2]
             sampler = Sampler(dict(target.pids), target.db_url, db).start()
-        started = time.monotonic()
+        started, own_cpu = time.monotonic(), time.process_time()
         results = []
         for _ in range(batches_for(c, args)):
             results.append(await batch())
             await asyncio.sleep(0.05)
         wall = time.monotonic() - started
+        # This process's CPU: for the direct cell, the floor of reading the same streams in Python
+        # with httpx (what the worker's provider client does before anything of ours).
+        own_cpu = (time.process_time() - own_cpu) * 1000
         used = sampler.stop() if sampler else {}
         stop_profiles(spies)
         for u in users:
             await u.close()
-        return results, used, sampler, wall
+        return results, used, sampler, wall, own_cpu
 
-    results, used, sampler, wall = asyncio.run(go())
+    results, used, sampler, wall, own_cpu = asyncio.run(go())
     stamped = stamps(upstream_base)
     figures = cell_figures(results, stamped, args.tokens)
     n = max(1, figures["streams"])
@@ -316,6 +319,9 @@ def run_cell(target: Target | None, upstream_base: str, c: int, delay: int, args
         "wall_s": wall,
         **figures,
     }
+    if not target:
+        row["cpu_ms_per_stream"] = {"client": round(own_cpu / n, 1)}
+        row["cpu_ms_per_stream_total"] = round(own_cpu / n, 1)
     if sampler:
         row["cpu_ms_per_stream"] = {k: round(v, 1) for k, v in cpu.items()}
         row["cpu_ms_per_stream_total"] = round(sum(cpu.values()), 1)
