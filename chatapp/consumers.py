@@ -24,6 +24,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.contrib.auth import get_user_model
 
 from chatapp import event_log, frame_bus, frames
 from chatapp.access import can_view_conversation
@@ -229,7 +230,18 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):
         pass  # the feed only speaks; whatever a client sends is ignored
 
     async def approvals_changed(self, message: dict[str, Any]) -> None:
+        # The right to approve is looked at again with each push (a change of the queue, rare): someone
+        # whose permission, staff status or account was taken away since connecting learns nothing more
+        # of the waiting calls, and the socket is closed as a new one would be refused.
+        if not await self._still_approver():
+            await self.close(code=4403)
+            return
         await self.send_json({"type": "approvals", "change": message.get("change"), **message["summary"]})
+
+    @database_sync_to_async
+    def _still_approver(self) -> bool:
+        user = get_user_model().objects.filter(pk=self.user_id).first()  # fresh: no cached permissions
+        return user is not None and may_approve(user)
 
     async def send_json(self, content: Any) -> None:
         await self.send(text_data=json.dumps(content, ensure_ascii=False))

@@ -101,3 +101,20 @@ def _second_call_in_the_same_run(first):
     call.call_id = "call_2"
     call.save()
     return call
+
+
+async def test_an_approver_whose_permission_is_taken_away_hears_nothing_more(people):
+    feed, connected, _ = await open_feed(people["april"])
+    assert connected
+    assert (await feed.receive_json_from(timeout=5))["change"] == "current"
+    april = people["april"]
+    await sync_to_async(april.user_permissions.clear)()
+    # The next change of the queue is not sent to her: the feed closes as a new one would be refused.
+    await sync_to_async(waiting_call)(people["alice"])
+    run_id = (await sync_to_async(Run.objects.latest)("pk")).pk
+    await sync_to_async(Run.objects.filter(pk=run_id).update)(status=Run.Status.RUNNING)
+    await sync_to_async(move)(run_id, Run.Status.AWAITING_APPROVAL)
+    closed = await feed.receive_output(timeout=5)
+    assert closed == {"type": "websocket.close", "code": 4403}
+    await feed.disconnect()
+    await sync_to_async(connections.close_all)()
