@@ -234,3 +234,14 @@ def fast_passwords(request, settings):
     test here). Browser tests log in through a live server that knows only the default hashers."""
     if request.node.get_closest_marker("browser") is None:
         settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def in_memory_channel_layer(settings):
+    """One process, one event loop: the in-memory layer carries group messages (no Redis needed)."""
+    from channels.layers import channel_layers
+
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.layers import channel_layers
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
@@ -18,17 +17,8 @@ from chatapp.services import approvals, runs
 from chatapp.services.run_lifecycle import move
 from tests.admin.test_approvals import waiting_call
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("in_memory_channel_layer")]
 APP = URLRouter(websocket_urlpatterns)
-
-
-@pytest.fixture(autouse=True)
-def in_memory_layer(settings):
-    # One process, one event loop: the in-memory layer carries the group messages (no Redis needed).
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    channel_layers.backends.clear()
-    yield
-    channel_layers.backends.clear()
 
 
 async def open_feed(user) -> tuple[WebsocketCommunicator, bool, int | None]:

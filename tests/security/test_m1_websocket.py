@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.layers import channel_layers
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
@@ -14,16 +13,8 @@ from django.contrib.auth import get_user_model
 from chatapp.routing import websocket_urlpatterns
 from tests.audit.conftest import make_run
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("in_memory_channel_layer")]
 APP = URLRouter(websocket_urlpatterns)
-
-
-@pytest.fixture(autouse=True)
-def in_memory_layer(settings):
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    channel_layers.backends.clear()
-    yield
-    channel_layers.backends.clear()
 
 
 async def _open(user, conversation_id: int) -> tuple[bool, int | None]:

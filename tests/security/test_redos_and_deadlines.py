@@ -55,55 +55,46 @@ async def test_a_search_over_its_budget_stops_itself_and_says_so(tmp_path):
     assert out.ok and out.content["truncated"] is True and "stopped" in out.content["note"]
 
 
-async def test_stop_and_timeout_abandon_a_thread_and_tell_it_to_stop():
-    noticed = threading.Event()
-    observed: list[str] = []
+class _StubbornTool:
+    """A tool whose thread loops until its budget tells it to stop (it never returns by itself)."""
 
-    def stubborn(budget: Budget) -> str:
+    def __init__(self) -> None:
+        self.started, self.noticed = threading.Event(), threading.Event()
+        self.observed: list[str] = []
+
+    def work(self, budget: Budget) -> str:
+        self.started.set()
         while True:
             try:
                 budget.check()
             except BudgetExceeded as exc:
-                observed.append(str(exc))
-                noticed.set()
+                self.observed.append(str(exc))
+                self.noticed.set()
                 raise
             time.sleep(0.001)
 
-    class Box:
-        async def execute(self, name, arguments, ctx):
-            await run_abandonable(stubborn, budget=Budget.of(3600))
+    async def execute(self, name, arguments, ctx):
+        await run_abandonable(self.work, budget=Budget.of(3600))
 
+
+async def test_stop_and_timeout_abandon_a_thread_and_tell_it_to_stop():
+    tool = _StubbornTool()
     t0 = time.monotonic()
-    outcome = await invoke(Box(), "stubborn", {}, ToolContext("r"), timeout=0.2)
+    outcome = await invoke(tool, "stubborn", {}, ToolContext("r"), timeout=0.2)
     assert outcome.code == "timeout" and time.monotonic() - t0 < 1.0
-    assert await asyncio.to_thread(noticed.wait, 5)  # the abandoned thread was told, and stopped
-    assert observed == ["cancelled"]
+    assert await asyncio.to_thread(tool.noticed.wait, 5)  # the abandoned thread was told, and stopped
+    assert tool.observed == ["cancelled"]
 
 
 async def test_stop_cancels_a_blocking_tool_at_once_and_tells_its_thread_to_stop():
     # Stop cancels the run's task (worker/driver.py _stopped_while): the await ends at once although
     # the tool's thread is still inside its loop, and the thread is told to stop.
-    started, noticed = threading.Event(), threading.Event()
-
-    def stubborn(budget: Budget) -> str:
-        started.set()
-        while True:
-            try:
-                budget.check()
-            except BudgetExceeded:
-                noticed.set()
-                raise
-            time.sleep(0.001)
-
-    class Box:
-        async def execute(self, name, arguments, ctx):
-            await run_abandonable(stubborn, budget=Budget.of(3600))
-
-    call = asyncio.create_task(invoke(Box(), "stubborn", {}, ToolContext("r"), timeout=3600))
-    assert await asyncio.to_thread(started.wait, 5)
+    tool = _StubbornTool()
+    call = asyncio.create_task(invoke(tool, "stubborn", {}, ToolContext("r"), timeout=3600))
+    assert await asyncio.to_thread(tool.started.wait, 5)
     t0 = time.monotonic()
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
     assert time.monotonic() - t0 < 1.0
-    assert await asyncio.to_thread(noticed.wait, 5)
+    assert await asyncio.to_thread(tool.noticed.wait, 5)
