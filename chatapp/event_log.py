@@ -107,6 +107,18 @@ def fill_gaps(run_id: int) -> int:
     return max(last, largest)
 
 
+def append_durable(run_id: int, rows: list[tuple[int, str, dict[str, Any]]]) -> None:
+    """Store several durable frames of one run, ``(seq, kind, data)``, in one INSERT inside the
+    caller's transaction (a worker's step, whose first statement moved ``Run.last_seq`` past them
+    with its lease check: ``worker/store.py``)."""
+    RunEvent.objects.bulk_create(
+        [
+            RunEvent(run_id=run_id, seq=seq, type=str(kind), payload=without_nul(data), durable=True)
+            for seq, kind, data in rows
+        ]
+    )
+
+
 def append(run_id: int, seq: int, kind: str, data: dict[str, Any], *, durable: bool) -> Frame:
     """Store one frame. Durable rows go through "default" (inside the caller's transaction, if any)
     and move ``Run.last_seq``; ephemeral ones use the "deltas" connection (no fsync wait, see

@@ -13,11 +13,13 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Model
+from django.db.models import F, Value
+from django.db.models.functions import Greatest
 
 from agent import events as ev
 from chatapp import event_log
 from chatapp.audit import record
+from chatapp.audit.log import appended_together
 from chatapp.frames import Frame, Kind
 from chatapp.models import TERMINAL_STATUSES, Message, Round, Run, RunEvent, ToolCall
 from chatapp.nul import without_nul
@@ -26,6 +28,7 @@ from chatapp.redaction import redact as _redact
 from chatapp.services import mcp_oauth
 from chatapp.services.run_lifecycle import move_locked
 from chatapp.worker import calibration
+from chatapp.worker.upsert import upsert
 
 
 def redact(value: Any, *, keep_replay: bool = False) -> Any:
@@ -88,26 +91,54 @@ def persist_durable_batch(
     seqs: event_log.Sequence | None = None,
 ) -> list[Frame]:
     """``persist_durable`` for several events of one step, in their order, in ONE transaction (one
-    lease check, one commit): either all of them are stored or none. Returns the status frames of
-    the moves they made, in order."""
+    lease check, one INSERT of their frames, one audit append, one commit): either all of them are
+    stored or none. Returns the status frames of the moves they made, in order."""
     moved: list[Frame] = []
-    with transaction.atomic():
-        if lease and not Run.objects.select_for_update().filter(pk=run_id, lease_owner=lease).exists():
-            raise LeaseLost(f"run {run_id} is no longer held by {lease}")
+    learned: list[calibration.Observation] = []
+    with transaction.atomic(), appended_together():
+        facts = _RunFacts(run_id, lease, last_seq=max(item.seq for item in items))
+        event_log.append_durable(run_id, [(item.seq, item.kind, item.payload) for item in items])
         for item in items:
-            moved += _persist_one(run_id, item, seqs)
+            moved += _persist_one(facts, item, seqs, learned)
+    # After the commit, one statement each: the ratio is shared by every run of the model, so its row
+    # is not locked for the length of a round's transaction.
+    for observation in learned:
+        calibration.fold(observation)
     return moved
 
 
-def _persist_one(run_id: int, item: DurableItem, seqs: event_log.Sequence | None) -> list[Frame]:
-    event, extra = item.event, item.extra
-    event_log.append(run_id, item.seq, item.kind, item.payload, durable=True)
+class _RunFacts:
+    """The first statement of a step's transaction: it locks the run's row, checks the lease and moves
+    ``Run.last_seq`` past the step's frames, all in one ``UPDATE``; then what a stored round prices
+    with (the run's provider and model), read when a round is stored."""
+
+    def __init__(self, run_id: int, lease: str, last_seq: int) -> None:
+        self.run_id = run_id
+        self._model: tuple[str, str] | None = None
+        held = Run.objects.filter(pk=run_id, **({"lease_owner": lease} if lease else {}))
+        if not held.update(last_seq=Greatest(F("last_seq"), Value(last_seq))) and lease:
+            raise LeaseLost(f"run {run_id} is no longer held by {lease}")
+
+    @property
+    def provider_and_model(self) -> tuple[str, str]:
+        if self._model is None:
+            self._model = Run.objects.filter(pk=self.run_id).values_list("provider_name", "model").get()
+        return self._model
+
+
+def _persist_one(
+    facts: _RunFacts,
+    item: DurableItem,
+    seqs: event_log.Sequence | None,
+    learned: list[calibration.Observation],
+) -> list[Frame]:
+    event, extra, run_id = item.event, item.extra, facts.run_id
     if isinstance(event, ev.RunFailed):
         return _fail(run_id, event, extra.get("partial_text", ""), seqs)
     if isinstance(event, ev.ToolCallChanged):
         _store_tool_call(run_id, event, extra)
     elif isinstance(event, ev.RoundFinished):
-        _store_round(run_id, event)
+        learned += _store_round(facts, event)
     elif isinstance(event, ev.ApprovalRequested):
         return _pause(run_id, seqs)
     elif isinstance(event, ev.RunFinished):
@@ -193,56 +224,52 @@ def pause_for_approval(run_id: int, seqs: event_log.Sequence | None = None) -> l
         return _pause(run_id, seqs)
 
 
-def _store_round(run_id: int, event: ev.RoundFinished) -> None:
+def _store_round(facts: _RunFacts, event: ev.RoundFinished) -> list[calibration.Observation]:
+    run_id = facts.run_id
     usage = event.usage.to_dict()
-    run = Run.objects.only("provider_name", "model").get(pk=run_id)
+    provider_name, model = facts.provider_and_model
     # Priced now, at the prices in force: a later change of the table does not rewrite history.
-    cost = round_cost(usage, price_for(run.provider_name, run.model, event.model))
-    stored, _ = _upsert(
-        Round,
-        {"run_id": run_id, "index": event.round_index},
-        {
-            "kind": event.kind,
-            "provider_name": event.provider,
-            "model": event.model,
-            "request": redact(event.request),
-            # Replay blocks verbatim: a round row rebuilt into its event must replay the same bytes.
-            "response": redact(event.response.to_dict(), keep_replay=True),
-            "finish_reason": event.finish_reason,
-            "finish_reason_raw": event.finish_reason_raw,
-            "usage": usage,
-            "ttft_ms": event.ttft_ms,
-            "duration_ms": event.duration_ms,
-            "cost": cost.amount,
-            "cost_note": cost.note,
-            "compressions": _compressions(run_id, event.round_index),
-        },
-    )
-    previous = (
-        Round.objects.filter(run_id=run_id, index=event.round_index - 1).values("request", "usage").first()
-    )
-    calibration.learn(
-        run.provider_name, run.model or event.model, event, dict(previous) if previous else None
-    )
+    cost = round_cost(usage, price_for(provider_name, model, event.model))
+    values = {
+        "kind": event.kind,
+        "provider_name": event.provider,
+        "model": event.model,
+        "request": redact(event.request),
+        # Replay blocks verbatim: a round row rebuilt into its event must replay the same bytes.
+        "response": redact(event.response.to_dict(), keep_replay=True),
+        "finish_reason": event.finish_reason,
+        "finish_reason_raw": event.finish_reason_raw,
+        "usage": usage,
+        "ttft_ms": event.ttft_ms,
+        "duration_ms": event.duration_ms,
+        "cost": cost.amount,
+        "cost_note": cost.note,
+        "compressions": _compressions(run_id, event.round_index),
+    }
+    keys = {"run_id": run_id, "index": event.round_index}
+    pk, _ = upsert(Round, keys, values)
     Run.objects.filter(pk=run_id).update(
         rounds_count=F("rounds_count") + 1,
         prompt_tokens=F("prompt_tokens") + (usage.get("prompt_tokens") or 0),
         completion_tokens=F("completion_tokens") + (usage.get("completion_tokens") or 0),
     )
-    record("round_stored", run_id=run_id, subject=stored)
+    # What the chain pins is all in ``keys`` and ``values`` (audit.describe): no read of the row.
+    record("round_stored", run_id=run_id, subject=Round(pk=pk, **keys, **values))
+    observed = calibration.observe(provider_name, model or event.model, event, _counts_before(facts, event))
+    return [observed] if observed else []
 
 
-def _upsert[M: Model](model: type[M], keys: dict[str, Any], values: dict[str, Any]) -> tuple[M, bool]:
-    """``update_or_create`` without its savepoint (two round trips per stored round and tool call
-    status, docs/performance.md): the caller's transaction holds the run's row lock under its lease,
-    so no other writer can insert the same row meanwhile, and any failure fails that transaction."""
-    row = model._default_manager.select_for_update().filter(**keys).first()
-    if row is None:
-        return model._default_manager.create(**keys, **values), True
-    for name, value in values.items():
-        setattr(row, name, value)
-    row.save()
-    return row, False
+def _counts_before(facts: _RunFacts, event: ev.RoundFinished) -> dict[str, Any] | None:
+    """The run's previous round's raw count and reported prompt tokens (calibration), read as two
+    JSON keys rather than the whole stored request."""
+    if event.round_index == 0:
+        return None
+    row = (
+        Round.objects.filter(run_id=facts.run_id, index=event.round_index - 1)
+        .values_list("request__raw_input_tokens", "usage__prompt_tokens")
+        .first()
+    )
+    return {"request": {"raw_input_tokens": row[0]}, "usage": {"prompt_tokens": row[1]}} if row else None
 
 
 def _compressions(run_id: int, round_index: int) -> list[dict[str, Any]]:
@@ -255,28 +282,26 @@ def _compressions(run_id: int, round_index: int) -> list[dict[str, Any]]:
 
 def _store_tool_call(run_id: int, event: ev.ToolCallChanged, extra: dict[str, Any]) -> None:
     definition: dict[str, Any] = {k: extra[k] for k in ("definition", "definition_hash") if k in extra}
-    call, created = _upsert(
-        ToolCall,
-        {"run_id": run_id, "round_index": event.round_index, "index": event.index},
-        {
-            "call_id": event.call_id,
-            "name": event.name,
-            "server": event.server or "",
-            "arguments": redact(event.arguments),
-            "status": event.status,
-            "risk": event.risk or "",
-            "result": redact(event.result) if event.result is not None else "",
-            "is_error": event.is_error,
-            "error_code": event.error_code or "",
-            "truncated": event.truncated,
-            "attempts": event.attempts,
-            "duration_ms": event.duration_ms,
-            **definition,
-        },
-    )
+    keys = {"run_id": run_id, "round_index": event.round_index, "index": event.index}
+    values = {
+        "call_id": event.call_id,
+        "name": event.name,
+        "server": event.server or "",
+        "arguments": redact(event.arguments),
+        "status": event.status,
+        "risk": event.risk or "",
+        "result": redact(event.result) if event.result is not None else "",
+        "is_error": event.is_error,
+        "error_code": event.error_code or "",
+        "truncated": event.truncated,
+        "attempts": event.attempts,
+        "duration_ms": event.duration_ms,
+        **definition,
+    }
+    pk, created = upsert(ToolCall, keys, values)
     if created:
         Run.objects.filter(pk=run_id).update(tool_calls_count=F("tool_calls_count") + 1)
-    record("tool_call_status", run_id=run_id, subject=call)
+    record("tool_call_status", run_id=run_id, subject=ToolCall(pk=pk, **keys, **values))
 
 
 def _finish(run_id: int, event: ev.RunFinished, seqs: event_log.Sequence | None) -> list[Frame]:
