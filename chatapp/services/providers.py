@@ -12,44 +12,60 @@ DEMO_NAME = "demo"
 
 
 def ensure_env_providers() -> None:
-    """Create or refresh providers described by environment variables (idempotent)."""
+    """Create or refresh providers described by environment variables (idempotent).
+
+    Called on every page and send, so it reads the described rows in one query and writes only what
+    differs: an unconditional ``update_or_create`` was a committed write (a row lock and a WAL flush)
+    on every send, and every send of every user queued on the same provider row.
+    """
+    described = _described_providers()
+    if not described:
+        return
+    rows = {row.name: row for row in ProviderConfig.objects.filter(name__in=described)}
+    for name, values in described.items():
+        row = rows.get(name)
+        if row is None:
+            ProviderConfig.objects.get_or_create(name=name, defaults=values)  # a concurrent create wins
+            continue
+        changed = [field for field, value in values.items() if getattr(row, field) != value]
+        if changed:
+            for field in changed:
+                setattr(row, field, values[field])
+            row.save(update_fields=changed)
+
+
+def _described_providers() -> dict[str, dict]:
+    """The providers the environment describes, by name, with the fields it sets."""
+    described: dict[str, dict] = {}
     if settings.DEMO_MODE or settings.DEBUG:
-        ProviderConfig.objects.update_or_create(
-            name=DEMO_NAME,
-            defaults={
-                "label": "Demo model",
-                "kind": ProviderConfig.Kind.OPENAI_CHAT,
-                "preset": "demo",
-                "base_url": str(settings.DEMO_MODEL_URL),
-                "model": "clearloop-demo",
-                "context_window": 32_000,
-                "max_output_tokens": 2048,
-                "preset_origin": "",
-                "is_demo": True,
-            },
-        )
+        described[DEMO_NAME] = {
+            "label": "Demo model",
+            "kind": ProviderConfig.Kind.OPENAI_CHAT,
+            "preset": "demo",
+            "base_url": str(settings.DEMO_MODEL_URL),
+            "model": "clearloop-demo",
+            "context_window": 32_000,
+            "max_output_tokens": 2048,
+            "preset_origin": "",
+            "is_demo": True,
+        }
     # The preset comes from OPENAI_PRESET, else it is guessed from the base URL's host; either way
     # ``preset_origin`` says which, and the admin shows it (chatapp/env_providers.py).
     if settings.OPENAI_API_KEY and settings.OPENAI_MODEL and settings.OPENAI_PROVIDER:
-        ProviderConfig.objects.update_or_create(
-            name="openai",
-            defaults={
-                **settings.OPENAI_PROVIDER,
-                "base_url": str(settings.OPENAI_BASE_URL),
-                "model": settings.OPENAI_MODEL,
-                "api_key_env": "OPENAI_API_KEY",
-            },
-        )
+        described["openai"] = {
+            **settings.OPENAI_PROVIDER,
+            "base_url": str(settings.OPENAI_BASE_URL),
+            "model": settings.OPENAI_MODEL,
+            "api_key_env": "OPENAI_API_KEY",
+        }
     if settings.ANTHROPIC_API_KEY and settings.ANTHROPIC_MODEL and settings.ANTHROPIC_PROVIDER:
-        ProviderConfig.objects.update_or_create(
-            name="anthropic",
-            defaults={
-                **settings.ANTHROPIC_PROVIDER,
-                "base_url": str(settings.ANTHROPIC_BASE_URL),
-                "model": settings.ANTHROPIC_MODEL,
-                "api_key_env": "ANTHROPIC_API_KEY",
-            },
-        )
+        described["anthropic"] = {
+            **settings.ANTHROPIC_PROVIDER,
+            "base_url": str(settings.ANTHROPIC_BASE_URL),
+            "model": settings.ANTHROPIC_MODEL,
+            "api_key_env": "ANTHROPIC_API_KEY",
+        }
+    return described
 
 
 def default_provider() -> ProviderConfig:

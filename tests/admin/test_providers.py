@@ -302,3 +302,31 @@ def test_the_price_table_is_edited_with_the_provider(login):
     assert prices[""].input == Decimal("2") and prices[""].output is None
     page = page_messages(client.get(f"{CHANGELIST}{prices[''].provider_id}/change/"))
     assert "prices per million tokens (empty = unknown, never guessed)" in page
+
+
+def test_env_providers_are_written_only_when_the_environment_changed_them(db, settings):
+    """Called on every page and send: once the rows match the environment, one read and no write
+    (an unconditional update was a committed write that every send queued on)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from chatapp.services.providers import ensure_env_providers
+
+    settings.DEBUG = True  # the demo model is described
+    settings.DEMO_MODEL_URL = "http://127.0.0.1:8000/demo-llm/v1"
+    ensure_env_providers()
+    demo = ProviderConfig.objects.get(name="demo")
+    assert demo.base_url == "http://127.0.0.1:8000/demo-llm/v1" and demo.is_demo
+    with CaptureQueriesContext(connection) as queries:
+        ensure_env_providers()
+    assert [q["sql"].split()[0] for q in queries.captured_queries] == ["SELECT"]
+
+    settings.DEMO_MODEL_URL = "http://127.0.0.1:9000/demo-llm/v1"  # the environment moved it
+    ProviderConfig.objects.filter(name="demo").update(label="renamed in the admin")
+    ensure_env_providers()
+    demo.refresh_from_db()
+    assert (demo.base_url, demo.label) == ("http://127.0.0.1:9000/demo-llm/v1", "Demo model")
+
+    ProviderConfig.objects.filter(name="demo").delete()
+    ensure_env_providers()
+    assert ProviderConfig.objects.filter(name="demo", is_demo=True).count() == 1
