@@ -31,6 +31,7 @@ from django.utils import timezone
 from chatapp import event_log, frames
 from chatapp.audit import SYSTEM, record
 from chatapp.models import ACTIVE_STATUSES, TERMINAL_STATUSES, Run, ToolCall
+from chatapp.nul import without_nul
 from chatapp.services.approval_feed import Change, changed_on_commit
 
 Status = Run.Status
@@ -94,13 +95,16 @@ def move_locked(
     if to in TERMINAL:
         fields = {"finished_at": timezone.now(), "lease_owner": "", "lease_expires_at": None, **fields}
         _close_undecided_calls(run.pk, to)
+    seq = (seqs or event_log.Sequence.after_stored(run.pk)).next()
     run.status = to
     for name, value in fields.items():
         setattr(run, name, value)
-    run.save(update_fields=["status", *fields])
-    seq = (seqs or event_log.Sequence.after_stored(run.pk)).next()
+    # The status frame's number moves ``last_seq`` in the same UPDATE as the status.
+    run.last_seq = max(run.last_seq, seq)
+    run.save(update_fields=["status", "last_seq", *fields])
     data = {"status": str(to), **(detail or {})}  # detail: e.g. which servers wait for a sign-in
-    status_frame = event_log.append(run.pk, seq, frames.Kind.STATUS, data, durable=True)
+    event_log.append_durable(run.pk, [(seq, frames.Kind.STATUS, data)])
+    status_frame = frames.frame(run.pk, seq, frames.Kind.STATUS, without_nul(data))
     if seqs is not None and to != Status.RUNNING:
         # The worker hands the run over: from here the web side numbers its frames (an approval may
         # land as soon as this commits), and nothing more of this segment may be written (event_log).

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from chatapp.event_log import Sequence
 from chatapp.frames import Frame
 from chatapp.models import Run
 from chatapp.services.run_lifecycle import move_locked
@@ -89,10 +90,15 @@ def take_lease(run_id: int) -> TakenLease:
 
 
 def _take(run: Run, owner: str, now: datetime) -> Frame:
+    # A run never taken before has only the frames the web side stored, each of which moved
+    # ``last_seq``: nothing can be missing, so its numbers follow ``last_seq`` without the look for
+    # gaps a dead segment may have left (event_log.fill_gaps: one query on every start).
+    seqs = Sequence(run.last_seq) if run.started_at is None and not run.deliveries else None
     # The "running" status frame goes out when this commits.
     return move_locked(
         run,
         Run.Status.RUNNING,
+        seqs=seqs,
         lease_owner=owner,
         lease_expires_at=now + timedelta(seconds=settings.RUN_LEASE_SECONDS),
         deliveries=run.deliveries + 1,

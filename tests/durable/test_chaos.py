@@ -111,28 +111,37 @@ class Chaos:
     redis_down: bool = False
 
     def kill_one(self) -> None:
-        victim = self.rng.choice(["worker", "web", "redis", "mcp"])
-        if victim in ("worker", "web"):
-            proc = self.durable.stack.procs.get(victim)
-            if proc is None or proc.poll() is not None:
-                return
-            _signal_group(proc, signal.SIGKILL)
-        elif victim == "redis":
-            self.durable.kill_redis()
-            self.redis_down = True
-            time.sleep(self.rng.uniform(0.5, 3))
-            self.durable.start_redis()
-            self.redis_down = False
-        else:
-            worker = self.durable.stack.procs.get("worker")
-            if worker is None or worker.poll() is not None:
-                return
-            servers = [p for p in psutil.Process(worker.pid).children(recursive=True) if _is_mcp(p)]
-            if not servers:
-                return
-            for server in servers:
-                server.kill()
+        # Among the victims that are up: on a slow machine a killed process is often still restarting
+        # at the next kill, and skipping the draw then made the chaos thinner than the test promises.
+        victims = {name: kill for name, kill in self._victims().items() if kill is not None}
+        if not victims:
+            return
+        victim = self.rng.choice(sorted(victims))
+        victims[victim]()
         self.kills[victim] = self.kills.get(victim, 0) + 1
+
+    def _victims(self) -> dict[str, Any]:
+        """What can be killed now, each with how."""
+        procs = self.durable.stack.procs
+        alive = {
+            name: p for name in ("worker", "web") if (p := procs.get(name)) is not None and p.poll() is None
+        }
+        victims: dict[str, Any] = {
+            name: (lambda p=p: _signal_group(p, signal.SIGKILL)) for name, p in alive.items()
+        }
+        victims["redis"] = None if self.redis_down else self._restart_redis
+        servers = []
+        if "worker" in alive:
+            servers = [p for p in psutil.Process(alive["worker"].pid).children(recursive=True) if _is_mcp(p)]
+        victims["mcp"] = (lambda: [server.kill() for server in servers]) if servers else None
+        return victims
+
+    def _restart_redis(self) -> None:
+        self.durable.kill_redis()
+        self.redis_down = True
+        time.sleep(self.rng.uniform(0.5, 3))
+        self.durable.start_redis()
+        self.redis_down = False
 
 
 def _is_mcp(proc: psutil.Process) -> bool:
