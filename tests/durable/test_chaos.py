@@ -190,7 +190,15 @@ def test_chaos_every_run_terminal_no_side_effect_twice_and_clients_match_storage
         tasks: list[asyncio.Task] = []
         started = time.monotonic()
         n = 0
-        next_kill = started + rng.uniform(2, 6)
+
+        async def kill_on_schedule() -> None:
+            # Its own task: a kill every 2-6 s whatever the loop below spends sending and approving
+            # (on a loaded machine one turn of that loop took longer than the whole kill interval).
+            while time.monotonic() - started < CHAOS_SECONDS:
+                await asyncio.sleep(rng.uniform(2, 6))
+                await asyncio.to_thread(chaos.kill_one)
+
+        killer = asyncio.create_task(kill_on_schedule())
         while time.monotonic() - started < CHAOS_SECONDS:
             active = await asyncio.to_thread(
                 lambda: (
@@ -206,10 +214,8 @@ def test_chaos_every_run_terminal_no_side_effect_twice_and_clients_match_storage
                 tasks.append(asyncio.create_task(follower.follow(stop_clients)))
                 active += 1
             await asyncio.to_thread(approve_waiting, cast["ada"])
-            if time.monotonic() >= next_kill:
-                await asyncio.to_thread(chaos.kill_one)
-                next_kill = time.monotonic() + rng.uniform(2, 6)
             await asyncio.sleep(0.5)
+        await killer
         # Calm: everything is up again; every run must end.
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:

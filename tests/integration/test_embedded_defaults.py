@@ -28,7 +28,9 @@ def embedded_env(tmp_path: Path) -> dict[str, str]:
             "CLEARLOOP_DATA_DIR": str(tmp_path / "data"),
             "PORT": str(port),
             "CLEARLOOP_EMBEDDED_REDIS_PORT": str(redis_port),
-            "DEMO_MODEL_TOKENS_PER_SECOND": "200",
+            # Slow enough that the answer spans several frames even when a loaded machine widens the
+            # worker's coalescing window (4 x its loop lag): at 200 tokens/s a busy machine sent 2.
+            "DEMO_MODEL_TOKENS_PER_SECOND": "50",
             "CLEARLOOP_QUEUE": f"embedded-{port}",
         }
     )
