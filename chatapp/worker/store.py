@@ -114,16 +114,14 @@ class _RunFacts:
 
     def __init__(self, run_id: int, lease: str, last_seq: int) -> None:
         self.run_id = run_id
-        self._model: tuple[str, str] | None = None
         held = Run.objects.filter(pk=run_id, **({"lease_owner": lease} if lease else {}))
         if not held.update(last_seq=Greatest(F("last_seq"), Value(last_seq))) and lease:
             raise LeaseLost(f"run {run_id} is no longer held by {lease}")
 
     @property
     def provider_and_model(self) -> tuple[str, str]:
-        if self._model is None:
-            self._model = Run.objects.filter(pk=self.run_id).values_list("provider_name", "model").get()
-        return self._model
+        # One query per stored round (three in the section 6 scenario).
+        return Run.objects.filter(pk=self.run_id).values_list("provider_name", "model").get()
 
 
 def _persist_one(
@@ -147,7 +145,8 @@ def _persist_one(
 
 
 def _locked(run_id: int) -> Run:
-    return Run.objects.select_for_update().get(pk=run_id)
+    # With the question: the audit record of the move pins its digest.
+    return Run.objects.select_for_update(of=("self",)).select_related("user_message").get(pk=run_id)
 
 
 def _fail(
