@@ -88,30 +88,18 @@ def _append(entries: list[_Entry]) -> list[AuditEvent]:
         rows = []
         for entry in entries:
             seq += 1
-            created_at = timezone.now()
-            text = canonical_json(
-                document(
-                    seq=seq,
-                    kind=entry.kind,
-                    actor=entry.actor,
-                    run_id=entry.run_id,
-                    payload=entry.payload,
-                    created_at=created_at,
-                    prev_hash=prev_hash,
-                )
-            )
-            row = AuditEvent(
-                seq=seq,
-                kind=entry.kind,
-                actor=entry.actor,
-                run_id=entry.run_id,
-                payload=entry.payload,
-                created_at=created_at,
-                prev_hash=prev_hash,
-                hash=sha256_hex(text),
-            )
-            rows.append(row)
-            prev_hash = row.hash
+            fields: dict[str, Any] = {
+                "seq": seq,
+                "kind": entry.kind,
+                "actor": entry.actor,
+                "run_id": entry.run_id,
+                "payload": entry.payload,
+                "created_at": timezone.now(),
+                "prev_hash": prev_hash,
+            }
+            # The row holds exactly what its hash covers (chain.document), plus the hash.
+            prev_hash = sha256_hex(canonical_json(document(**fields)))
+            rows.append(AuditEvent(**fields, hash=prev_hash))
         return AuditEvent.objects.bulk_create(rows)
 
 
