@@ -61,7 +61,7 @@ def _current(key: tuple) -> tuple[str, Any]:
     kind = key[0]
     if kind == "run":
         row = Run.objects.filter(pk=key[1]).first()
-        return f"run {key[1]}", row and describe(row)
+        return f"run {key[1]}", row and describe(row, as_stored=True)
     if kind == "round":
         stored = Round.objects.filter(run_id=key[1], index=key[2]).first()
         return f"run {key[1]} round {key[2]}", stored and describe(stored)

@@ -19,7 +19,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from chatapp.audit.chain import GENESIS, canonical_json, digest, document, normalise, sha256_hex
-from chatapp.models import Approval, AuditEvent, Round, Run, ToolCall
+from chatapp.models import TERMINAL_STATUSES, Approval, AuditEvent, Round, Run, ToolCall
 from chatapp.redaction import redact
 
 SYSTEM = "system"
@@ -132,8 +132,14 @@ def _answers(run: Run) -> list[str]:
     return list(rows.values_list("content", flat=True))
 
 
-def describe(subject: Any) -> dict[str, Any]:
-    """What the chain pins about a domain row: identifying fields plus digests of stored content."""
+def describe(subject: Any, *, as_stored: bool = False) -> dict[str, Any]:
+    """What the chain pins about a domain row: identifying fields plus digests of stored content.
+
+    A run's answers are stored with its end (``store._finish``, ``store._fail``), so a run that has not
+    ended is pinned with none without reading them: one query fewer on every send, lease and
+    non-terminal move. ``as_stored`` reads them whatever the status: the content check compares what is
+    in the table now, where an answer slipped into a running run must show.
+    """
     if subject is None:
         return {}
     if isinstance(subject, Run):
@@ -149,7 +155,7 @@ def describe(subject: Any) -> dict[str, Any]:
             "final_text_sha256": digest(subject.final_text),
             # What the conversation shows: the user's message and the stored answer(s) (M7).
             "user_message_sha256": digest(subject.user_message.content if subject.user_message else ""),
-            "answer_sha256": digest(_answers(subject)),
+            "answer_sha256": digest(_answers(subject) if as_stored or subject.status in TERMINAL_STATUSES else []),
         }
     if isinstance(subject, Round):
         return {

@@ -32,7 +32,7 @@ from chatapp.services.quotas import shown_to_user
 from chatapp.services.runs import check_message, regenerate_run, request_cancel, start_run
 from chatapp.services.workspace_files import list_files
 from chatapp.views.charts import usage_bars
-from chatapp.views.display import conversation_items
+from chatapp.views.display import conversation_items, fresh_exchange
 from chatapp.views.examples import examples
 from chatapp.views.htmx import HtmxHttpRequest, is_htmx
 from chatapp.views.toggles import save_toggles, tool_toggles
@@ -160,7 +160,7 @@ def upload_limits() -> dict:
 
 
 def _exchange(request: HttpRequest, convo: Conversation, run: Run, list_changed: bool = True) -> HttpResponse:
-    items = conversation_items(convo, only_run=run)
+    items = [fresh_exchange(run)]
     dispatch = getattr(run, "dispatch", None)
     notice = dispatch.notice if dispatch else ""
     context = {"items": items, "conversation": convo, "fresh": True, "notice": notice}

@@ -130,10 +130,15 @@ def _apply_call(row: dict[str, Any], e: dict[str, Any], at: float, t0: datetime)
             row["start"] = row["wait"][0] if row["wait"] else at
 
 
+def timeline_of_nothing() -> dict[str, Any]:
+    """The waterfall of a run with no stored event yet."""
+    return {"total_ms": 0, "rows": []}
+
+
 def timeline(run: Run) -> dict[str, Any]:
     events = _events(run)
     if not events:
-        return {"total_ms": 0, "rows": []}
+        return timeline_of_nothing()
     t0 = events[0]["created_at"]
     rows: dict[tuple, dict[str, Any]] = {}
     for e in events:

@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import DatabaseError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from chatapp.audit import record, verify_chain
 from chatapp.models import Approval, AuditEvent, Message, Round, ToolCall
@@ -99,3 +100,18 @@ def test_truncate_is_refused_on_postgresql(audited):
             cursor.execute("RESET clearloop.audit_truncate")  # the test process opts in; an attacker's would not
             cursor.execute("TRUNCATE chatapp_auditevent")
     assert AuditEvent.objects.count() == 5
+
+
+def test_a_running_run_is_pinned_without_reading_answers_yet_an_answer_slipped_into_it_shows(cast):
+    """A run that has not ended has no stored answer (they are written with its end), so its records
+    pin none without a query; the content check still reads the table, so an answer inserted into a
+    running run is named."""
+    run = make_run(cast["alice"], status="running")
+    Message.objects.filter(run=run, role="assistant").delete()
+    with CaptureQueriesContext(connection) as pinned:
+        record("run_created", run_id=run.pk, actor="alice", subject=run)
+    assert not [q for q in pinned.captured_queries if "chatapp_message" in q["sql"] and "assistant" in q["sql"]]
+    assert verify_chain().ok
+    Message.objects.create(conversation=run.conversation, run=run, role="assistant", content="SLIPPED IN", payload={})
+    result = verify_chain()
+    assert not result.ok and "answer_sha256" in result.broken.detail, result
