@@ -42,12 +42,7 @@ def append_ephemeral(run_id: int, seq: int, kind: str, payload: dict[str, Any]) 
 
 def append_events(rows: list[tuple[int, int, str, dict[str, Any]]]) -> None:
     """Live frames of many runs in one INSERT, on the connection that does not wait for fsync."""
-    RunEvent.objects.using(settings.DELTA_DB).bulk_create(
-        [
-            RunEvent(run_id=run_id, seq=seq, type=kind, payload=without_nul(payload), durable=False)
-            for run_id, seq, kind, payload in rows
-        ]
-    )
+    event_log.insert_rows(rows, durable=False, using=settings.DELTA_DB)
 
 
 # The run is not this segment's to write any more (another worker holds it, or it was handed over).
