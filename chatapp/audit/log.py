@@ -23,6 +23,7 @@ from chatapp.models import TERMINAL_STATUSES, Approval, AuditEvent, Round, Run, 
 from chatapp.redaction import redact
 
 SYSTEM = "system"
+ENDED = frozenset(TERMINAL_STATUSES)
 
 
 def record(
@@ -155,7 +156,7 @@ def describe(subject: Any, *, as_stored: bool = False) -> dict[str, Any]:
             "final_text_sha256": digest(subject.final_text),
             # What the conversation shows: the user's message and the stored answer(s) (M7).
             "user_message_sha256": digest(subject.user_message.content if subject.user_message else ""),
-            "answer_sha256": digest(_answers(subject) if as_stored or subject.status in TERMINAL_STATUSES else []),
+            "answer_sha256": digest(_answers(subject) if as_stored or subject.status in ENDED else []),
         }
     if isinstance(subject, Round):
         return {
