@@ -142,8 +142,10 @@ def insert_rows(rows: list[tuple[int, int, str, dict[str, Any]]], *, durable: bo
         RunEvent.objects.using(using).bulk_create(made)
         return
     payloads = [json.dumps(blobs.pack(without_nul(d), using)) for _, _, _, d in rows]
-    runs, seqs, kinds = ([row[i] for row in rows] for i in range(3))
-    params = [durable, timezone.now(), runs, seqs, kinds, payloads]
+    runs = [r for r, _, _, _ in rows]
+    seqs = [s for _, s, _, _ in rows]
+    kinds = [k for _, _, k, _ in rows]
+    params: list[Any] = [durable, timezone.now(), runs, seqs, kinds, payloads]
     with connection.cursor() as cursor:
         cursor.execute(_UNNEST_INSERT, params)
 

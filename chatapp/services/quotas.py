@@ -145,6 +145,11 @@ def used_by(user_ids: list[int], since: datetime) -> Used:
 
 
 def applicable(user: Any) -> list[Quota]:
+    # Asked on every send and between a run's rounds, and most deployments set no quota: a plain
+    # EXISTS first (0.4 ms of Python to build and run) instead of the OR over the user's groups
+    # (1.6 ms), docs/performance.md.
+    if not Quota.objects.filter(enabled=True).exists():
+        return []
     return list(
         Quota.objects.filter(Q(user=user) | Q(group__in=user.groups.all()), enabled=True)
         .select_related("group")

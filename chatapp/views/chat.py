@@ -139,11 +139,13 @@ def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
     # to 200 rows out of band on every send was 30 % of the send's CPU (docs/performance.md).
     on_top = conversations_service.listed(request.user).values_list("pk", flat=True).first() == convo.pk
     title = convo.title
+    attachments = _ids(request.POST.getlist("attachment"))
     try:
-        run = start_run(convo, text, attachments=_ids(request.POST.getlist("attachment")))
+        run = start_run(convo, text, attachments=attachments)
     except ChatError as error:
         return _refused(request, error)
-    return _exchange(request, convo, run, list_changed=not on_top or convo.title != title)
+    changed = not on_top or convo.title != title
+    return _exchange(request, convo, run, list_changed=changed, with_files=bool(attachments))
 
 
 def _ids(values: list[str]) -> list[int]:
@@ -159,8 +161,10 @@ def upload_limits() -> dict:
     }
 
 
-def _exchange(request: HttpRequest, convo: Conversation, run: Run, list_changed: bool = True) -> HttpResponse:
-    items = [fresh_exchange(run)]
+def _exchange(
+    request: HttpRequest, convo: Conversation, run: Run, *, list_changed: bool, with_files: bool
+) -> HttpResponse:
+    items = [fresh_exchange(run, with_files)]
     dispatch = getattr(run, "dispatch", None)
     notice = dispatch.notice if dispatch else ""
     context = {"items": items, "conversation": convo, "fresh": True, "notice": notice}

@@ -40,6 +40,7 @@ class Exchange:
     waiting: list[Any] = field(default_factory=list)  # calls waiting for a decision (the approval card)
     timeline: dict[str, Any] = field(default_factory=dict)  # the waterfall's rows (views/timeline.py)
     sign_ins: list[dict] = field(default_factory=list)  # OAuth servers the run waits for (issue 13)
+    files: list[Any] = field(default_factory=list)  # the question's attached uploads (Message.attached)
 
 
 def _exchange(run: Run, include_user: bool) -> Exchange:
@@ -66,8 +67,10 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
         # Shown beside the round in the template; not columns.
         setattr(r, "calls", calls.get(r.index, []))  # noqa: B010
         setattr(r, "reasoning", round_reasoning(r.response))  # noqa: B010
+    user = run.user_message if include_user else None
     return Exchange(
-        user=run.user_message if include_user else None,
+        user=user,
+        files=user.attached() if user is not None else [],
         run=run,
         answer_html=html,
         answer_partial=bool(answer and answer.partial),
@@ -85,16 +88,18 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
     )
 
 
-def fresh_exchange(run: Run) -> Exchange:
+def fresh_exchange(run: Run, with_files: bool) -> Exchange:
     """A run the send view has just queued, with its question: nothing of it is stored yet.
 
     Its rounds, calls, links, answer and timeline are all empty when the send commits; whatever the
     worker has written since reaches the page through the websocket's replay of the run (from its
     first frame), which the page asks for as soon as the exchange is in. Its question is a new leaf
     (``branches.leaf``: nothing follows a leaf) and the run its only answer, so neither has siblings
-    to switch between. Seven queries fewer on every send (docs/performance.md).
+    to switch between. ``with_files``: the send attached uploads (else the files are not looked up).
+    Eight queries fewer on every send (docs/performance.md).
     """
-    return Exchange(user=run.user_message, run=run, timeline=timeline_of_nothing())
+    files = run.user_message.attached() if with_files and run.user_message else []
+    return Exchange(user=run.user_message, run=run, timeline=timeline_of_nothing(), files=files)
 
 
 def waiting_calls(calls: list[Any]) -> list[Any]:

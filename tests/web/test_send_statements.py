@@ -1,0 +1,58 @@
+"""What one send costs the web process (issue 15, target 1: at 20 simultaneous sends they queue in
+one daphne process, so each send's statements and Python are everyone's wait). The exchange the send
+answers with is a run that was queued a moment ago: nothing of it is read back (its rounds, calls,
+links, answer and timeline are empty; whatever the worker wrote since comes through the websocket's
+replay). Measured with ``python -m bench.sendview.run``: 27 statements and ~35 ms of CPU per send
+before, 18 and ~19 ms after (docs/performance.md, session 8)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from chatapp.models import Conversation, Run
+
+pytestmark = pytest.mark.django_db
+NOT_READ_ON_A_SEND = ("chatapp_round", "chatapp_toolcall", "chatapp_toollink", "chatapp_runevent", "chatapp_upload")
+
+
+@pytest.fixture
+def alice(cast):
+    client = Client()
+    client.force_login(cast["alice"])
+    return client
+
+
+def _sent(alice, cast, text: str) -> tuple[str, list[str]]:
+    draft = alice.post("/c/new/")["Location"]
+    alice.post(f"{draft}send/", {"message": "first"}, HTTP_HX_REQUEST="true")  # the list and title settle
+    Run.objects.filter(conversation__owner=cast["alice"]).update(status="succeeded")
+    Conversation.objects.filter(owner=cast["alice"]).update(active_run=None)
+    with CaptureQueriesContext(connection) as queries:
+        response = alice.post(f"{draft}send/", {"message": text}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    return response.content.decode(), [q["sql"] for q in queries.captured_queries]
+
+
+def test_a_send_reads_nothing_of_the_run_it_just_queued(alice, cast):
+    html, statements = _sent(alice, cast, "what is new?")
+    run = Run.objects.filter(conversation__owner=cast["alice"]).latest("id")
+    assert f'data-run="{run.pk}"' in html and "what is new?" in html
+    # Each read's own table: what precedes its first WHERE (the conversation list's EXISTS over
+    # uploads is in its WHERE).
+    read = [s.split(" WHERE ")[0] for s in statements if s.lstrip().upper().startswith("SELECT")]
+    assert not [s for s in read if any(f'FROM "{t}"' in s for t in NOT_READ_ON_A_SEND)], read
+    # Nor the run's answers (a run that has not ended has none: the audit record pins that unread).
+    answers = [s for s in statements if 'FROM "chatapp_message"' in s and "assistant" in s]
+    assert not answers, answers
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="counted on PostgreSQL (transactions differ)")
+def test_a_send_takes_at_most_eighteen_statements(alice, cast):
+    _, statements = _sent(alice, cast, "count me")
+    # The test's own savepoints aside (in production: BEGIN and COMMIT). The tests run in demo mode,
+    # which reads the environment's providers (two statements more than production's 16).
+    counted = [s for s in statements if not s.startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
+    assert len(counted) <= 18, "\n".join(s[:120] for s in counted)
