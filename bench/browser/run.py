@@ -42,6 +42,7 @@ import psutil
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from bench.browser import floor  # noqa: E402
 from bench.browser.client import BrowserUser, direct_message  # noqa: E402
 from bench.browser.procs import Sampler, cpu_ms  # noqa: E402
 from bench.browser.spans import print_split, read_spans, split  # noqa: E402
@@ -291,6 +292,7 @@ def run_cell(target: Target | None, upstream_base: str, c: int, delay: int, args
             db = target.db_url.rpartition("/")[2]
             sampler = Sampler(dict(target.pids), target.db_url, db).start()
         started, own_cpu = time.monotonic(), time.process_time()
+        upstream_cpu = cpu_ms(args.upstream_pid) or 0.0
         results = []
         for _ in range(batches_for(c, args)):
             results.append(await batch())
@@ -300,6 +302,8 @@ def run_cell(target: Target | None, upstream_base: str, c: int, delay: int, args
         # with httpx (what the worker's provider client does before anything of ours).
         own_cpu = (time.process_time() - own_cpu) * 1000
         used = sampler.stop() if sampler else {}
+        # The fake model's own CPU: on a 2-core machine it shares the cores with everything measured.
+        used["upstream (the fake model)"] = (cpu_ms(args.upstream_pid) or 0.0) - upstream_cpu
         stop_profiles(spies)
         for u in users:
             await u.close()
@@ -310,6 +314,7 @@ def run_cell(target: Target | None, upstream_base: str, c: int, delay: int, args
     figures = cell_figures(results, stamped, args.tokens)
     n = max(1, figures["streams"])
     cpu: dict[str, float] = {}
+    upstream_ms = used.pop("upstream (the fake model)") / n
     for name, ms in used.items():
         cpu[group(name)] = cpu.get(group(name), 0.0) + ms / n
     row = {
@@ -318,6 +323,7 @@ def run_cell(target: Target | None, upstream_base: str, c: int, delay: int, args
         "delay_ms": delay,
         "wall_s": wall,
         **figures,
+        "upstream_cpu_ms_per_stream": round(upstream_ms, 1),
     }
     if not target:
         row["cpu_ms_per_stream"] = {"client": round(own_cpu / n, 1)}
@@ -408,6 +414,7 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
             f"{fmt(r['token_lag_p99'], 1):>7} {fmt(r['post_answered_p50'], 1):>7} {fmt(r['agg_tokens_per_s']):>7} "
             f"{fmt(r.get('cpu_ms_per_stream_total'), 1):>8}  "
             + " ".join(f"{k} {v:.0f}" for k, v in sorted(cpu.items()))
+            + f" (fake model {fmt(r.get('upstream_cpu_ms_per_stream'), 0)})"
             + ("; " + " ".join(f"{k} {v}" for k, v in sorted(rss.items())) if rss else "")
         )
         if r.get("streams_back_filled"):
@@ -453,6 +460,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--fresh-db", action="store_true")
     parser.add_argument("--stop-probes", type=int, default=0, help="also measure Stop -> end of run, N times")
+    parser.add_argument(
+        "--floor", action="store_true", help="also measure the stack's floor for a send (bench/browser/floor.py)"
+    )
     parser.add_argument("--out", default="")
     parser.add_argument("--profile", default="", help="directory: py-spy raw stacks of daphne and the worker")
     parser.add_argument("--profile-cells", default="20:10", help="C:delay cells to profile, comma separated")
@@ -481,6 +491,7 @@ def main() -> None:
         start_new_session=True,
     )
     up_base = f"http://127.0.0.1:{up_port}"
+    args.upstream_pid = upstream.pid
     targets = [parse_target(s, args, data_root, up_base + "/v1") for s in (args.target or ["clearloop="])]
     for spec in args.target_env:
         label, _, assignment = spec.partition(":")
@@ -499,6 +510,9 @@ def main() -> None:
             print(f"{t.label}: {t.app_dir} on {t.base_url}, processes {t.pids}", flush=True)
         report["idle_pct_of_core"] = idle_rates(targets, args.idle_seconds)
         print("idle % of a core:", report["idle_pct_of_core"], flush=True)
+        if args.floor:
+            report["send_floor"] = floor.measure(targets[-1], cells, max(args.batches, 8), args.timeout)
+            floor.print_rows(report["send_floor"])
         if args.stop_probes:
             report["stop"] = {t.label: stop_probes(t, args) for t in targets}
             print("stop:", report["stop"], flush=True)
@@ -531,6 +545,8 @@ def main() -> None:
         line for label in sorted({t.label for t in targets}) for line in targets_2_and_3(report["rows"], label)
     ]
     print("\n".join(report["targets_2_3"]))
+    if report.get("send_floor"):
+        floor.print_rows(report["send_floor"])
     print("load average before/after:", report["load_before"], report["load_after"])
     out = Path(args.out) if args.out else RESULTS / f"browser-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
