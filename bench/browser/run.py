@@ -456,6 +456,7 @@ def main() -> None:
         "--concurrency", type=int, default=None, help="runall --concurrency (default: runall's)"
     )
     parser.add_argument("--no-direct", action="store_true", help="skip the direct-client floor")
+    parser.add_argument("--direct-only", action="store_true", help="only the direct client (the machine's floor)")
     parser.add_argument("--idle-seconds", type=float, default=10)
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--fresh-db", action="store_true")
@@ -492,7 +493,8 @@ def main() -> None:
     )
     up_base = f"http://127.0.0.1:{up_port}"
     args.upstream_pid = upstream.pid
-    targets = [parse_target(s, args, data_root, up_base + "/v1") for s in (args.target or ["clearloop="])]
+    specs = [] if args.direct_only else (args.target or ["clearloop="])
+    targets = [parse_target(s, args, data_root, up_base + "/v1") for s in specs]
     for spec in args.target_env:
         label, _, assignment = spec.partition(":")
         name, _, value = assignment.partition("=")
@@ -510,7 +512,7 @@ def main() -> None:
             print(f"{t.label}: {t.app_dir} on {t.base_url}, processes {t.pids}", flush=True)
         report["idle_pct_of_core"] = idle_rates(targets, args.idle_seconds)
         print("idle % of a core:", report["idle_pct_of_core"], flush=True)
-        if args.floor:
+        if args.floor and targets:
             report["send_floor"] = floor.measure(targets[-1], cells, max(args.batches, 8), args.timeout)
             floor.print_rows(report["send_floor"])
         if args.stop_probes:

@@ -28,9 +28,22 @@ class Line:
     figure: str
     bound: str
     met: bool | None  # None: nothing measured for it in the files given
+    # What the same run measured for the least any app on this stack and machine must spend on the
+    # same thing (the direct client, the minimal send): when it is already past the bound, the bound
+    # cannot be reached here by any relay built on the stack, which is the measured reason.
+    floor: float | None = None
+    floor_what: str = ""
+    limit: float | None = None
+
+    def below_floor(self) -> bool:
+        return self.floor is not None and self.limit is not None and self.floor > self.limit
 
     def text(self) -> str:
         verdict = {True: "met", False: f"NOT met (reason: {WHY})", None: "not measured"}[self.met]
+        if self.met is False and self.below_floor():
+            verdict = f"NOT met: the floor measured in the same run is past the bound ({self.floor_what})"
+        elif self.floor is not None:
+            verdict += f" [floor: {self.floor_what}]"
         return f"{self.target:<50} {self.figure:<40} {self.bound:<12} {verdict}"
 
 
@@ -54,32 +67,59 @@ def cell(rows: list[dict[str, Any]], c: int, delay: int) -> dict[str, Any] | Non
     return next((r for r in rows if r.get("c") == c and r.get("delay_ms") == delay), None)
 
 
-def ttft_lines(rows: list[dict[str, Any]]) -> Iterator[Line]:
+def send_floor(doc: dict[str, Any], c: int) -> tuple[float | None, str]:
+    """The minimal send's round trip p50 at ``c`` simultaneous senders (``bench/browser/floor.py``)."""
+    row = next((r for r in doc.get("send_floor") or [] if r.get("c") == c), None)
+    if not row:
+        return None, ""
+    return row["p50_ms"], f"a minimal send (POST, one INSERT, commit) takes {row['p50_ms']:.1f} ms p50 at C={c}"
+
+
+def ttft_lines(doc: dict[str, Any], rows: list[dict[str, Any]]) -> Iterator[Line]:
     for c, bound in ((1, 10.0), (20, 50.0), (100, 150.0)):
+        floor, what = send_floor(doc, c)
         for delay in (0, 10):
             row = cell(rows, c, delay)
             value = row.get("ttft_added_p50") if row else None
             yield Line(f"1. added TTFT p50, C={c}, {delay} ms/token", fmt(value, "ms"), f"<= {bound:g} ms",
-                       None if value is None else value <= bound)
+                       None if value is None else value <= bound, floor, what, bound)
+    floor, what = send_floor(doc, 1)
     for delay in (0, 10):
         row = cell(rows, 1, delay)
         value = row.get("before_model_p50") if row else None
         yield Line(f"1. before the model call p50, C=1, {delay} ms/token", fmt(value, "ms"), "<= 8 ms",
-                   None if value is None else value <= 8)
+                   None if value is None else value <= 8, floor, what, 8.0)
 
 
-def cpu_lines(rows: list[dict[str, Any]]) -> Iterator[Line]:
+def direct_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in doc.get("rows", []) if r.get("target") == "direct"]
+
+
+def cpu_floor(doc: dict[str, Any], c: int, delay: int) -> tuple[float | None, str]:
+    """Reading the same streams with httpx alone (the direct client) plus a minimal send's CPU."""
+    direct = cell(direct_rows(doc), c, delay)
+    sent = next((r for r in doc.get("send_floor") or [] if r.get("c") == c), None)
+    if not direct or not sent:
+        return None, ""
+    reading = direct["cpu_ms_per_stream_total"]
+    posting = sum(sent["cpu_ms_per_post"].values())
+    what = f"reading the stream with httpx alone {reading:g} ms + a minimal send {posting:.1f} ms at C={c}"
+    return reading + posting, what
+
+
+def cpu_lines(doc: dict[str, Any], rows: list[dict[str, Any]]) -> Iterator[Line]:
     for delay in (0, 10):
         measured = [r for r in rows if r.get("delay_ms") == delay and r.get("cpu_ms_per_stream_total")]
         if not measured:
             yield Line(f"2. CPU per 200-token stream, {delay} ms/token", "-", "<= 20 ms", None)
             continue
-        worst = max(measured, key=lambda r: r["cpu_ms_per_stream_total"])
-        parts = worst.get("cpu_ms_per_stream", {})
-        split = "/".join(f"{parts.get(k, 0):g}" for k in ("daphne", "worker", "postgres", "redis"))
-        yield Line(f"2. CPU per stream, {delay} ms/token (worst C={worst['c']})",
-                   f"{worst['cpu_ms_per_stream_total']:g} ms (d/w/pg/r {split})", "<= 20 ms",
-                   worst["cpu_ms_per_stream_total"] <= 20)
+        for row in sorted(measured, key=lambda r: r["c"]):
+            parts = row.get("cpu_ms_per_stream", {})
+            split = "/".join(f"{parts.get(k, 0):g}" for k in ("daphne", "worker", "postgres", "redis"))
+            floor, what = cpu_floor(doc, row["c"], delay)
+            yield Line(f"2. CPU per stream, {delay} ms/token, C={row['c']}",
+                       f"{row['cpu_ms_per_stream_total']:g} ms (d/w/pg/r {split})", "<= 20 ms",
+                       row["cpu_ms_per_stream_total"] <= 20, floor, what, 20.0)
 
 
 def throughput_line(doc: dict[str, Any], rows: list[dict[str, Any]]) -> Line:
@@ -88,6 +128,8 @@ def throughput_line(doc: dict[str, Any], rows: list[dict[str, Any]]) -> Line:
     if saturation is None and peak is not None:
         figure = f"> {peak:,.0f} tok/s (never passed 500 ms)"
         return Line("3. tokens/s before TTFT p50 > 500 ms", figure, ">= 10,000", peak >= 10_000)
+    # No floor: a direct client of the fake model carried 12,475 tok/s at C=150 and 15,957 at C=200 on
+    # the session-8 machine with added TTFT p50 102-204 ms (docs/performance.md): the machine can.
     return Line("3. tokens/s before TTFT p50 > 500 ms", fmt(saturation, "tok/s"), ">= 10,000",
                 None if saturation is None else saturation >= 10_000)
 
@@ -169,7 +211,7 @@ def main() -> None:
     rows = ours(browser)
     print("files:", ", ".join(str(p) for p in (args.browser, args.stop_idle, args.capacity, args.capacity_1000,
                                                args.runs, args.scale) if p))
-    lines = [*ttft_lines(rows), *cpu_lines(rows), throughput_line(browser, rows),
+    lines = [*ttft_lines(browser, rows), *cpu_lines(browser, rows), throughput_line(browser, rows),
              *capacity_lines(load(args.capacity), load(args.capacity_1000)), overhead_line(load(args.runs)),
              *failure_lines(rows), scale_line(load(args.scale)),
              *idle_stop_lines(load(args.stop_idle) if args.stop_idle else browser, rows[0]["target"] if rows else None)]
