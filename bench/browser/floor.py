@@ -75,7 +75,7 @@ def measure(target: Any, cells: list[int], batches: int, timeout: float) -> list
             db = target.db_url.rpartition("/")[2]
             sampler = Sampler({"daphne": proc.pid}, target.db_url, db).start()
             took: list[float] = []
-            for _ in range(batches):
+            for _ in range(max(batches, -(-30 // c))):  # at least 30 POSTs per cell
                 took += asyncio.run(_batch(base, users, timeout))
             used = sampler.stop()
             rows.append(
