@@ -382,7 +382,9 @@ def batches_for(c: int, args) -> int:
 
 
 def idle_rates(targets: list[Target], seconds: float) -> dict[str, dict[str, float]]:
-    """% of one core each process used while nothing was sent."""
+    """% of one core each process used while nothing was sent (--idle-seconds 0: not measured)."""
+    if seconds <= 0:
+        return {}
     first = {t.label: {n: cpu_ms(p) or 0.0 for n, p in t.pids.items()} for t in targets}
     time.sleep(seconds)
     out = {}
