@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from chatapp import event_log, frames
@@ -130,18 +131,21 @@ def _announce_to_approvers(current: str, to: str) -> None:
 
 def _close_undecided_calls(run_id: int, status: str) -> None:
     """A finished run's calls that still wait for a decision leave the approval queue: they will
-    never run, and approving them would only mislead (review I4)."""
-    waiting = ToolCall.objects.filter(run_id=run_id, status=ToolCall.Status.AWAITING_APPROVAL)
-    for call in waiting.select_for_update():
-        call.status = ToolCall.Status.DENIED
-        _ended(call, f"The run ended ({status}) before this call was decided; it did not run.")
-    # Calls held back for a sign-in (MCP OAuth) were never sent, and will not be now.
-    held = ToolCall.objects.filter(
-        run_id=run_id, status=ToolCall.Status.APPROVED, error_code="sign_in_required"
-    )
-    for call in held.select_for_update():
-        call.status = ToolCall.Status.FAILED
-        _ended(call, f"The run ended ({status}) before the sign-in this call waited for; it was not sent.")
+    never run, and approving them would only mislead (review I4). Calls held back for a sign-in
+    (MCP OAuth) were never sent, and will not be now. Both kinds in one locked read."""
+    waiting = Q(status=ToolCall.Status.AWAITING_APPROVAL)
+    held = Q(status=ToolCall.Status.APPROVED, error_code="sign_in_required")
+    calls = list(ToolCall.objects.filter(waiting | held, run_id=run_id).select_for_update())
+    # The waiting ones first, as when they were two reads (the audit chain records them in this order).
+    for call in sorted(calls, key=lambda c: c.status != ToolCall.Status.AWAITING_APPROVAL):
+        if call.status == ToolCall.Status.AWAITING_APPROVAL:
+            call.status = ToolCall.Status.DENIED
+            _ended(call, f"The run ended ({status}) before this call was decided; it did not run.")
+        else:
+            call.status = ToolCall.Status.FAILED
+            _ended(
+                call, f"The run ended ({status}) before the sign-in this call waited for; it was not sent."
+            )
 
 
 def _ended(call: ToolCall, why: str) -> None:

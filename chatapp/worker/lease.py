@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Case, F, PositiveIntegerField, Value, When
 from django.utils import timezone
 
 from chatapp.event_log import Sequence
@@ -118,10 +118,14 @@ def taken_over(run_id: int, owner: str) -> bool:
 
 
 def release_lease(run_id: int, owner: str) -> None:
-    runs = Run.objects.filter(pk=run_id, lease_owner=owner)
     # A run that paused for an approval ended its segment cleanly: it is not a poison candidate.
-    runs.filter(status__in=(Run.Status.AWAITING_APPROVAL, Run.Status.AWAITING_SIGN_IN)).update(deliveries=0)
-    runs.update(lease_owner="", lease_expires_at=None)
+    # One statement (it was two, each its own commit).
+    paused = When(status__in=(Run.Status.AWAITING_APPROVAL, Run.Status.AWAITING_SIGN_IN), then=Value(0))
+    Run.objects.filter(pk=run_id, lease_owner=owner).update(
+        deliveries=Case(paused, default=F("deliveries"), output_field=PositiveIntegerField()),
+        lease_owner="",
+        lease_expires_at=None,
+    )
 
 
 def hand_back(run_id: int, owner: str) -> None:

@@ -166,3 +166,20 @@ def test_usage_report_and_csv(cast, provider):
     outsider = Client()
     outsider.force_login(cast["alice"])
     assert outsider.get("/admin/chatapp/quota/usage/").status_code == 302  # not staff: to the login
+
+
+def test_between_rounds_no_quota_costs_one_query_and_a_used_up_one_still_stops(
+    cast, provider, django_assert_num_queries
+):
+    """The worker asks ``stop_reason`` before every round; most deployments set no quota, so that
+    is one EXISTS, not a read of the run with its conversation and owner (docs/performance.md,
+    session 9). With a quota the answer is unchanged."""
+    from chatapp.services.quotas import stop_reason
+
+    run = spend(cast["alice"], provider, 900)
+    with django_assert_num_queries(1):
+        assert stop_reason(run.pk) is None
+    Quota.objects.create(user=cast["bob"], tokens_per_day=10)  # someone else's: alice goes on
+    assert stop_reason(run.pk) is None
+    Quota.objects.create(user=cast["alice"], tokens_per_day=500)
+    assert stop_reason(run.pk).startswith("The daily token budget is used up: 900 tokens today")

@@ -129,6 +129,26 @@ def test_a_live_lease_is_not_taken_twice_and_a_released_one_is(run, django_captu
     assert (run.lease_owner, run.deliveries, run.status) == (again, 2, "running")
 
 
+def test_a_release_is_one_statement_that_clears_the_deliveries_only_of_a_paused_run(
+    run, django_assert_num_queries
+):
+    """A paused run ended its segment cleanly (not a poison candidate); a running one keeps its count.
+    One UPDATE either way (it was two, each its own commit; docs/performance.md, session 9)."""
+    owner = Run.objects.get(pk=run.pk).lease_owner
+    with django_assert_num_queries(1):
+        release_lease(run.pk, owner)
+    run.refresh_from_db()
+    assert (run.lease_owner, run.lease_expires_at, run.deliveries) == ("", None, 1)
+    Run.objects.filter(pk=run.pk).update(status="awaiting_approval", lease_owner="w", deliveries=2)
+    with django_assert_num_queries(1):
+        release_lease(run.pk, "someone else")  # not the holder: nothing changes
+    run.refresh_from_db()
+    assert (run.lease_owner, run.deliveries) == ("w", 2)
+    release_lease(run.pk, "w")
+    run.refresh_from_db()
+    assert (run.lease_owner, run.lease_expires_at, run.deliveries) == ("", None, 0)
+
+
 def test_a_run_that_keeps_killing_its_worker_is_failed(run, settings, django_capture_on_commit_callbacks):
     settings.RUN_MAX_DELIVERIES = 1
     release_lease(run.pk, Run.objects.get(pk=run.pk).lease_owner)
