@@ -114,6 +114,8 @@ class RunRecorder:
         await self.coalescer.flush()  # the deltas before this event go out before it
         if isinstance(event, ev.DURABLE):
             item = self.writer.prepare(event, self.book.extra_for(event))
+            if isinstance(event, ev.ContextCompressed):
+                self.book.note_compression(event.round_index, item.payload)
             if held_until_next(event):
                 self._held.append(item)
                 return

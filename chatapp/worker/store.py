@@ -170,7 +170,7 @@ def _persist_one(
     if isinstance(event, ev.ToolCallChanged):
         facts.new_calls += _store_tool_call(run_id, event, extra)
     elif isinstance(event, ev.RoundFinished):
-        learned += _store_round(facts, event)
+        learned += _store_round(facts, event, extra.get("rounds_before"))
     elif isinstance(event, ev.ApprovalRequested):
         return _pause(run_id, seqs)
     elif isinstance(event, ev.RunFinished):
@@ -257,7 +257,11 @@ def pause_for_approval(run_id: int, seqs: event_log.Sequence | None = None) -> l
         return _pause(run_id, seqs)
 
 
-def _store_round(facts: _RunFacts, event: ev.RoundFinished) -> list[calibration.Observation]:
+def _store_round(
+    facts: _RunFacts, event: ev.RoundFinished, known: dict[str, Any] | None = None
+) -> list[calibration.Observation]:
+    """``known``: what the segment's recorder saw of the round before and of this round's shrink
+    steps (``RunBook.rounds_before``); read from the stored rows when it did not see them."""
     run_id = facts.run_id
     usage = event.usage.to_dict()
     provider_name, model = facts.provider_and_model
@@ -277,14 +281,15 @@ def _store_round(facts: _RunFacts, event: ev.RoundFinished) -> list[calibration.
         "duration_ms": event.duration_ms,
         "cost": cost.amount,
         "cost_note": cost.note,
-        "compressions": _compressions(run_id, event.round_index),
+        "compressions": known["compressions"] if known else _compressions(run_id, event.round_index),
     }
     keys = {"run_id": run_id, "index": event.round_index}
     # The run's counters moved with the step's first statement (``_step_update``).
     pk, _ = upsert(Round, keys, values)
     # What the chain pins is all in ``keys`` and ``values`` (audit.describe): no read of the row.
     record("round_stored", run_id=run_id, subject=Round(pk=pk, **keys, **values))
-    observed = calibration.observe(provider_name, model or event.model, event, _counts_before(facts, event))
+    before = known["counts_before"] if known else _counts_before(facts, event)
+    observed = calibration.observe(provider_name, model or event.model, event, before)
     return [observed] if observed else []
 
 
