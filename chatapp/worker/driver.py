@@ -120,9 +120,10 @@ async def _drive(
     lost = asyncio.Event()
     renewer = asyncio.create_task(_keep_lease(runtime, run_id, lease, lost))
     try:
-        if ctx.last_seq:
-            # Links a dead worker's calls were waiting on can no longer be answered (a run that
-            # has stored nothing yet has none).
+        if ctx.last_seq > 1:
+            # Links a dead worker's calls were waiting on can no longer be answered. A run that has
+            # stored nothing but its lease's "running" frame (seq 1) has none: a link is asked by a
+            # call whose "running" status is stored first.
             await runtime.db(links.close_pending, run_id)
         # The "running" status frame went out when the lease was taken (services/run_lifecycle.py).
         provider = ctx.build_provider(await runtime.http_client())

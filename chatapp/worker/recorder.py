@@ -63,7 +63,8 @@ class RunRecorder:
         self.runtime = runtime
         self.run_id = run_id
         group = frames.group(conversation_id)
-        self.book = RunBook()
+        # A run whose only stored frame is its lease's "running" one (seq 1) stored nothing before.
+        self.book = RunBook(fresh=last_seq <= 1)
         self.writer = RunWriter(runtime, run_id, group, last_seq, lease)
         self.publisher = RunPublisher(run_id, group, runtime.publish_slots)
         self.coalescer = DeltaCoalescer(self._write_delta, coalesce_ms / 1000, self._load)

@@ -24,6 +24,9 @@ class RunBook:
     # round with; and the shrink steps of the round after (as stored), by round index.
     finished_counts: dict[int, dict[str, Any]] = field(default_factory=dict)
     compressions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    # The run's first delivery: nothing was stored before this segment, so its first round too is
+    # known without reading back.
+    fresh: bool = False
 
     def note(self, event: ev.Event) -> None:
         """Every event of the run, in order (already redacted)."""
@@ -45,11 +48,12 @@ class RunBook:
     def rounds_before(self, round_index: int) -> dict[str, Any] | None:
         """What storing round ``round_index`` would otherwise read back (``store._store_round``):
         known only when this segment finished the round before it, since then every event of this
-        round was emitted by this segment (a stored round is replayed, never finished again)."""
-        if round_index - 1 not in self.finished_counts:
+        round was emitted by this segment (a stored round is replayed, never finished again); or
+        when it is the first round of the run's first delivery."""
+        if round_index - 1 not in self.finished_counts and not (self.fresh and round_index == 0):
             return None
         return {
-            "counts_before": self.finished_counts[round_index - 1],
+            "counts_before": self.finished_counts.get(round_index - 1),
             "compressions": self.compressions.get(round_index, []),
         }
 

@@ -69,3 +69,15 @@ def test_a_round_after_one_this_segment_finished_is_stored_without_reading_back(
         "counts_before": {"request": {"raw_input_tokens": 200}, "usage": {"prompt_tokens": 230}},
         "compressions": [],
     }
+
+
+def test_the_first_round_of_a_first_delivery_is_known_and_of_a_resumed_one_read_back():
+    book = RunBook(fresh=True)
+    book.note_compression(0, {"v": 3, "round_index": 0, "step": "drop", "detail": {}})
+    assert book.extra_for(_finished(0, 100, 120)) == {
+        "rounds_before": {
+            "counts_before": None,
+            "compressions": [{"round_index": 0, "step": "drop", "detail": {}}],
+        }
+    }
+    assert RunBook().extra_for(_finished(0, 100, 120)) == {}  # resumed: a dead segment may have stored some

@@ -163,7 +163,7 @@ def test_the_files_scenario_stores_its_durable_events_in_ten_transactions(cast, 
     ]
     assert len(batches) / 3 < 3.4  # per round: 16 / 3 before holding decisions, 10 / 3 now
     # Statements on the worker's DB thread: 164 before a step's frames, lease check, audit appends and
-    # tool-call upserts were merged (docs/performance.md, session 7), 101-106 after; 87 since the
+    # tool-call upserts were merged (docs/performance.md, session 7), 101-106 after; 86 since the
     # step's first UPDATE also moves the run's counters and returns its provider and model, a step's
     # new calls are counted in one UPDATE, and a round after one the segment finished is stored
     # without reading back (session 9).
@@ -181,8 +181,9 @@ def test_without_holding_each_durable_event_is_its_own_transaction(cast, monkeyp
 
 
 def test_rounds_stored_from_what_the_segment_saw_equal_those_read_back(cast, monkeypatch):
-    """Rounds 2 and 3 of the scenario are stored without reading back the round before (calibration)
-    or this round's shrink steps: the recorder saw them (``RunBook.rounds_before``). What is stored and
+    """The scenario's rounds are stored without reading back the round before (calibration) or the
+    round's shrink steps: the recorder saw them (``RunBook.rounds_before``; the first delivery's first
+    round has nothing stored before it). What is stored and
     learned is the same as when they are read back from the rows."""
     from chatapp.models import Round
     from chatapp.worker import calibration
@@ -207,4 +208,5 @@ def test_rounds_stored_from_what_the_segment_saw_equal_those_read_back(cast, mon
     assert seen[True][:2] == seen[False][:2]
     assert [index for index, _ in seen[True][0]] == [0, 1, 2]
     assert seen[True][0][1][1] is not None  # round 2 was compared with round 1
-    assert seen[False][2] - seen[True][2] == 4  # two reads for each of rounds 2 and 3
+    # Two reads for each of rounds 2 and 3, and round 1's shrink steps (the run's first delivery).
+    assert seen[False][2] - seen[True][2] == 5
