@@ -85,7 +85,10 @@ async def _screen(
             call_changed(existing, "invalid", result=content, is_error=True, error_code=verdict.code),
         )
         return
-    proposal = ProposedCall(state.run_key, call.id, call.name, verdict.arguments or {}, tools[call.name])
+    executed = state.executed_count(call.name)  # what a per-run limit counts (policy.py)
+    proposal = ProposedCall(
+        state.run_key, call.id, call.name, verdict.arguments or {}, tools[call.name], executed_before=executed
+    )
     decision = await policy.check(proposal)
     if decision.action == "allow":
         await emit(state, sink, call_changed(existing, "approved"))

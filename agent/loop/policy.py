@@ -21,6 +21,10 @@ class ProposedCall:
     name: str
     arguments: dict[str, Any]
     info: ToolInfo
+    # The run's calls of this tool that were started before this one (EXECUTED_CALL_STATUSES), from
+    # the run's state: what a per-run limit counts, with no read of the host's store (the state holds
+    # every stored status, and a resumed run rebuilds it from them).
+    executed_before: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,6 @@ from django.conf import settings
 from agent.loop import PolicyDecision, ProposedCall
 from agent.mcp import GATEWAY_TOOL, McpPool, McpToolbox
 from agent.mcp.catalogue import exposed_name
-from agent.statuses import EXECUTED_CALL_STATUSES
 from agent.tools import CombinedToolbox, SqlToolbox, WorkspaceToolbox
 from chatapp.services import mcp_oauth, policies
 from chatapp.services.demo_database import sql_backend
@@ -30,7 +29,9 @@ from chatapp.workspaces import prepare_workspace
 class DbPolicy:
     """The loop's policy hook, answering from the rules the toolbox resolved for this run.
 
-    An admin's ``max_calls_per_run`` is counted from the stored calls, so it holds across resumes.
+    An admin's ``max_calls_per_run`` is counted from the run's state (``ProposedCall.executed_before``),
+    which holds every stored status and is rebuilt from them on a resume, so it holds across resumes
+    without a read per call (docs/performance.md, session 9).
     """
 
     def __init__(
@@ -39,11 +40,6 @@ class DbPolicy:
         self.toolbox = toolbox
         self.runtime = runtime
         self.run_id = run_id
-
-    async def _over_limit(self, name: str, limit: int) -> bool:
-        if not limit or self.runtime is None or self.run_id is None:
-            return False
-        return await self.runtime.db(_executed_calls, self.run_id, name) >= limit
 
     def _gateway_rule(self, server: str, tool: str) -> policies.Rule:
         """Behind the gateway the real tool is in the arguments: its own policy applies, whether the
@@ -64,7 +60,7 @@ class DbPolicy:
             rule = self._gateway_rule(str(call.arguments.get("server")), str(call.arguments.get("tool")))
         if rule is None or not rule.enabled:
             return PolicyDecision("deny", f"{call.name} is disabled by the administrator")
-        if await self._over_limit(call.name, rule.max_calls_per_run):
+        if rule.max_calls_per_run and call.executed_before >= rule.max_calls_per_run:
             return PolicyDecision(
                 "deny", f"{call.name} may run at most {rule.max_calls_per_run} times per run (admin policy)"
             )
@@ -180,9 +176,3 @@ async def build_toolbox(
 
 def build_policy(ctx: Any, runtime: WorkerRuntime | None = None) -> DbPolicy:
     return DbPolicy(ctx.toolbox, runtime, ctx.run_id)
-
-
-def _executed_calls(run_id: int, name: str) -> int:
-    from chatapp.models import ToolCall
-
-    return ToolCall.objects.filter(run_id=run_id, name=name, status__in=EXECUTED_CALL_STATUSES).count()
