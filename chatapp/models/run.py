@@ -76,6 +76,9 @@ class Run(models.Model):
                 name="one_active_run_per_conversation",
             )
         ]
+        # The send's limits count a user's runs of the last minute (services/limits.py): through this
+        # index, not by scanning the user's whole history on every send.
+        indexes = [models.Index(fields=["created_at"], name="run_created_at")]
 
     # Not a column: how the enqueue after commit went (services/dispatch.py), for the view's notice.
     dispatch: Any = None
