@@ -41,6 +41,8 @@ class Conversation(models.Model):
         ordering = ["-updated_at"]
         verbose_name = _("conversation")
         verbose_name_plural = _("conversations")
+        # A user's list, newest first (the sidebar; the send's "is it on top?") reads only its rows.
+        indexes = [models.Index(fields=["owner", "-updated_at"], name="conversation_owner_recent")]
 
     def __str__(self) -> str:
         return self.title

@@ -35,6 +35,18 @@ def listed(user: Any) -> QuerySet[Conversation]:
     )
 
 
+def is_on_top(user: Any, convo: Conversation) -> bool:
+    """``convo`` is first in the owner's list. Only the conversations updated since it are candidates
+    (the owner's recent-first index): the question does not read the user's whole list, which it did
+    on every send (docs/performance.md, session 9)."""
+    return leading_since(user, convo).first() == convo.pk
+
+
+def leading_since(user: Any, convo: Conversation) -> QuerySet[Conversation, int]:
+    """The ids of the owner's listed conversations updated since ``convo``, newest first."""
+    return listed(user).filter(updated_at__gte=convo.updated_at).values_list("pk", flat=True)
+
+
 def draft_for(user: Any) -> Conversation:
     """The user's empty conversation, made once and handed out until it gets its first message."""
     with transaction.atomic():

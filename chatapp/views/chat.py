@@ -137,7 +137,7 @@ def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
     text = request.POST.get("message", "")
     # The list changes only if this conversation moves to the top or gets its title: re-rendering up
     # to 200 rows out of band on every send was 30 % of the send's CPU (docs/performance.md).
-    on_top = conversations_service.listed(request.user).values_list("pk", flat=True).first() == convo.pk
+    on_top = conversations_service.is_on_top(request.user, convo)
     title = convo.title
     attachments = _ids(request.POST.getlist("attachment"))
     try:
