@@ -16,13 +16,21 @@ from agent.mcp import Catalogue, CatalogueEntry
 from chatapp.models import McpServer
 
 
-def known_catalogues(names: set[str] | None = None) -> dict[str, Catalogue]:
-    """The kept catalogues of enabled OAuth servers (all of them, or those in ``names``)."""
-    rows = McpServer.objects.exclude(auth_mode=McpServer.AuthMode.NONE).exclude(tools_seen=[])
-    if names is not None:
-        rows = rows.filter(name__in=names)
+def known_catalogues(
+    names: set[str] | None = None, servers: list[McpServer] | None = None
+) -> dict[str, Catalogue]:
+    """The kept catalogues of enabled OAuth servers (all of them, or those in ``names``).
+    ``servers``: the rows, already read (``mcp_config.host_servers``), to pick from instead."""
+    if servers is not None:
+        kept = [(s.name, s.tools_seen) for s in servers if s.auth_mode != McpServer.AuthMode.NONE]
+        pairs = [(n, seen) for n, seen in kept if seen != [] and (names is None or n in names)]
+    else:
+        rows = McpServer.objects.exclude(auth_mode=McpServer.AuthMode.NONE).exclude(tools_seen=[])
+        if names is not None:
+            rows = rows.filter(name__in=names)
+        pairs = list(rows.values_list("name", "tools_seen"))
     found = {}
-    for name, seen in rows.values_list("name", "tools_seen"):
+    for name, seen in pairs:
         try:
             entries = tuple(CatalogueEntry(**entry) for entry in seen)
         except TypeError:  # kept by an older version with other fields: wait for a fresh listing

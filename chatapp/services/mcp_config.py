@@ -6,6 +6,8 @@ import dataclasses
 import os
 from typing import cast
 
+from django.db.models import Q
+
 from agent.mcp import McpServerConfig
 from agent.mcp.config import TransportKind
 from chatapp.models import McpServer
@@ -56,16 +58,27 @@ def to_config(server: McpServer) -> McpServerConfig:
     )
 
 
-def enabled_configs() -> list[McpServerConfig]:
+def host_servers() -> list[McpServer]:
+    """Every server a run's host configuration looks at (the enabled ones and every OAuth one), in
+    one read: ``enabled_configs``, ``user_configs``, ``known_catalogues`` and ``sign_ins_needed``
+    pick from it instead of reading four times per run (docs/performance.md, session 9)."""
+    return list(McpServer.objects.filter(Q(enabled=True) | ~Q(auth_mode=McpServer.AuthMode.NONE)))
+
+
+def enabled_configs(servers: list[McpServer] | None = None) -> list[McpServerConfig]:
     """The servers every run shares (a per-user server has a session per user: ``user_configs``)."""
-    servers = McpServer.objects.filter(enabled=True).exclude(auth_mode=McpServer.AuthMode.PER_USER)
-    return [to_config(s) for s in servers]
+    per_user = McpServer.AuthMode.PER_USER
+    if servers is None:
+        servers = list(McpServer.objects.filter(enabled=True).exclude(auth_mode=per_user))
+    return [to_config(s) for s in servers if s.enabled and s.auth_mode != per_user]
 
 
-def user_configs(user_id: int) -> list[McpServerConfig]:
+def user_configs(user_id: int, servers: list[McpServer] | None = None) -> list[McpServerConfig]:
     """The "each user signs in" servers as this user's sessions see them (the user's own grant)."""
-    servers = McpServer.objects.filter(enabled=True, auth_mode=McpServer.AuthMode.PER_USER)
-    return [user_config(server, user_id) for server in servers]
+    per_user = McpServer.AuthMode.PER_USER
+    if servers is None:
+        servers = list(McpServer.objects.filter(enabled=True, auth_mode=per_user))
+    return [user_config(s, user_id) for s in servers if s.enabled and s.auth_mode == per_user]
 
 
 def user_config(server: McpServer, user_id: int) -> McpServerConfig:

@@ -144,17 +144,20 @@ class GrantStorage:
 
 
 def sign_ins_needed(
-    user_id: int, switched_off: set[str] | frozenset = frozenset(), only: set[str] | None = None
+    user_id: int,
+    switched_off: set[str] | frozenset = frozenset(),
+    only: set[str] | None = None,
+    servers: list[McpServer] | None = None,
 ) -> list[dict]:
     """The OAuth servers a run of ``user_id`` waits for: each "each user signs in" server this user
     has no valid grant for, and each "one connection for everyone" server whose grant is not valid
     (only an admin can sign that one in). Servers the conversation switched off are not waited for;
-    ``only`` narrows the answer to these servers."""
+    ``only`` narrows the answer to these servers. ``servers``: the rows, already read, to pick from."""
     needed = []
-    servers = McpServer.objects.filter(enabled=True).exclude(auth_mode=McpServer.AuthMode.NONE)
-    if only is not None:
-        servers = servers.filter(name__in=only)
-    for server in servers.exclude(name__in=switched_off):
+    if servers is None:
+        servers = list(McpServer.objects.filter(enabled=True).exclude(auth_mode=McpServer.AuthMode.NONE))
+    oauth = [s for s in servers if s.enabled and s.auth_mode != McpServer.AuthMode.NONE]
+    for server in [s for s in oauth if (only is None or s.name in only) and s.name not in switched_off]:
         per_user = server.auth_mode == McpServer.AuthMode.PER_USER
         owner = user_id if per_user else None  # None: the shared grant (IS NULL)
         signed_in = McpOAuthGrant.objects.filter(  # type: ignore[misc]

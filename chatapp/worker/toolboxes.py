@@ -20,7 +20,7 @@ from agent.tools import CombinedToolbox, SqlToolbox, WorkspaceToolbox
 from chatapp.services import mcp_oauth, policies
 from chatapp.services.demo_database import sql_backend
 from chatapp.services.mcp_catalogues import keep_catalogue, known_catalogues
-from chatapp.services.mcp_config import enabled_configs, user_configs
+from chatapp.services.mcp_config import enabled_configs, host_servers, user_configs
 from chatapp.services.policy_toolbox import PolicyToolbox
 from chatapp.worker.runtime import WorkerRuntime
 from chatapp.workspaces import prepare_workspace
@@ -102,15 +102,17 @@ def _load_host_config(
     workspace: Path | None = None, owner_id: int | None = None, switched_off: frozenset = frozenset()
 ) -> tuple[list, list, list, set[str], Any, dict]:
     mine: list = []
-    known = known_catalogues()
+    servers = host_servers()  # one read for the four questions below
+    known = known_catalogues(servers=servers)
     if owner_id is not None:
         # An OAuth server whose tools were seen before is offered from that list and asks for the
         # sign-in when one of its tools is called; one nobody has listed yet is waited for here.
-        needed = [s for s in mcp_oauth.sign_ins_needed(owner_id, switched_off) if s["name"] not in known]
+        waiting = mcp_oauth.sign_ins_needed(owner_id, switched_off, servers=servers)
+        needed = [s for s in waiting if s["name"] not in known]
         if needed:
             raise SignInRequired(needed)
-        mine = user_configs(owner_id)
-    configs = enabled_configs()
+        mine = user_configs(owner_id, servers)
+    configs = enabled_configs(servers)
     if workspace is not None and owner_id is not None:
         prepare_workspace(workspace, owner_id)  # same trip to a DB thread: one hop, not two
     trusted = {c.name for c in configs + mine if c.trusted}
