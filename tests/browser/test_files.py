@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 import zipfile
 
 import pytest
@@ -97,6 +98,32 @@ def test_upload_by_button_and_drop_then_the_model_reads_it(demo_tools, cast, pag
     assert page.locator(".msg.user [data-role=attachments] li").count() == 4
     shoot(page, artifacts, "sent-with-attachments")
     assert AuditEvent.objects.filter(kind="file_uploaded").count() == 4
+
+
+def test_a_change_announced_while_the_panel_settles_still_refreshes_it(demo_tools, cast, page_for):
+    """htmx processes swapped-in content only after its settle delay (20 ms). The panel listened for
+    "files-changed" itself and was swapped whole, so a change announced in that window (an upload
+    finishing just after another one's refresh) reached no listener and the new file was never listed
+    (seen as a flaky miss of pasted.md above). The panel's host listens now: both asks are sent."""
+    page = page_for("alice", "alice-pass", viewport={"width": 1440, "height": 900})
+    new_conversation(page)
+    page.click("summary:has-text('Workspace files')")
+    page.wait_for_selector("#files-panel")
+    page.evaluate("""() => {
+      window.panelAsks = 0;
+      document.body.addEventListener("htmx:beforeRequest", (e) => {
+        if (/\\/files\\/$/.test(e.detail.pathInfo.requestPath)) window.panelAsks += 1;
+      });
+      document.body.addEventListener("htmx:afterSwap", () => {
+        htmx.trigger(document.body, "files-changed");  // inside the settle window of the first swap
+      }, {once: true});
+      htmx.trigger(document.body, "files-changed");
+    }""")
+    deadline = time.monotonic() + 10
+    while page.evaluate("window.panelAsks") < 2 and time.monotonic() < deadline:
+        page.wait_for_timeout(50)  # polling the page's counter against a deadline, not a fixed wait
+    assert page.evaluate("window.panelAsks") == 2
+    page.wait_for_selector("#files-panel")
 
 
 def test_report_md_appears_live_and_downloads_byte_for_byte(demo_tools, cast, page_for, artifacts):
