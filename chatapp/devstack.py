@@ -135,11 +135,11 @@ class Stack:
                         "demo.servers.geo_simulator",
                         "--http",
                         "--port",
-                        str(settings.DEMO_MCP_PORT),
+                        str(self.demo_mcp_port),
                     ],
                 )
                 wait_for(
-                    lambda: port_open("127.0.0.1", settings.DEMO_MCP_PORT), 60, "the demo MCP server", mcp
+                    lambda: port_open("127.0.0.1", self.demo_mcp_port), 60, "the demo MCP server", mcp
                 )
             if self.with_web:
                 web = self.spawn("web", daphne_argv(self.port))

@@ -41,6 +41,12 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(items):
     for item in items:
         folder = _folder(item)
+        # make test (pytest-xdist, --dist loadgroup): a file's tests stay in one process (its module
+        # fixtures start once), and the durability tests all run in one process, one after another:
+        # they kill workers and Redis on tight clocks (leases, heartbeats, the sweep), which two of
+        # them at once on two cores missed.
+        group = "durable" if folder == "durable" else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
         if folder == "browser":
             item.add_marker(pytest.mark.browser)
         if folder in LIVE_DIRS or LIVE_FIXTURES & set(getattr(item, "fixturenames", ())):
@@ -101,13 +107,15 @@ def live_stack(django_db_setup, django_db_blocker, tmp_path_factory):
         pytest.skip("integration tests run against PostgreSQL and Redis (make test sets them)")
     import uuid
 
-    from chatapp.celery import app
     from chatapp.devstack import Stack
 
     port = free_port()
     data_dir = tmp_path_factory.mktemp("stack")
     queue = f"clearloop-test-{uuid.uuid4().hex[:8]}"
-    app.conf.task_default_queue = queue  # this session's tasks go to this session's worker only
+    # Not set on this process's Celery app for the session: a test reaches this stack's queue through
+    # ``_route_to_live_stack``, and a durability test set up before this fixture (make test's order
+    # per pytest-xdist process varies) would have enqueued onto this queue name from then on, where
+    # only this stack's sweep found its run and drove it without the test's crash switch.
     mcp_port = free_port()
     # The test process seeds rows (demo servers, workspace templates) the stack's processes use.
     settings.DEMO_MCP_PORT = mcp_port

@@ -6,8 +6,9 @@ with the first few elements it found (what a failing assert should show)."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
+
+from tests.npm_ci import npm_ci
 
 AXE_DIR = Path(__file__).resolve().parent / "axe"
 AXE_JS = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
@@ -25,10 +26,7 @@ RUN = """async () => {
 def ensure_installed() -> None:
     stamp = AXE_DIR / "node_modules" / ".package-lock.json"
     lock = AXE_DIR / "package-lock.json"
-    if not (AXE_JS.exists() and stamp.exists() and lock.stat().st_mtime <= stamp.stat().st_mtime):
-        subprocess.run(
-            ["npm", "ci", "--prefix", str(AXE_DIR), "--no-audit", "--no-fund", "--loglevel=error"], check=True
-        )
+    npm_ci(AXE_DIR, lambda: AXE_JS.exists() and stamp.exists() and lock.stat().st_mtime <= stamp.stat().st_mtime)
 
 
 def serious(page) -> list[dict]:

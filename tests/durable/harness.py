@@ -176,10 +176,12 @@ def celery_broker(url: str, queue: str):
 
 
 def start_durable_stack(data_dir: Path, port: int, redis_port: int, **extra: str) -> DurableStack:
-    from tests.integration.stack import stack_env
+    from tests.integration.stack import free_port, stack_env
 
     queue = f"clearloop-durable-{uuid.uuid4().hex[:8]}"
-    env = stack_env(port, data_dir, CLEARLOOP_QUEUE=queue)
+    # A demo MCP port of its own: another pytest process (make test runs several) may serve 8765.
+    mcp_port = free_port()
+    env = stack_env(port, data_dir, CLEARLOOP_QUEUE=queue, CLEARLOOP_DEMO_MCP_PORT=str(mcp_port))
     env.update(
         {
             "CELERY_VISIBILITY_TIMEOUT": "1",
@@ -194,7 +196,14 @@ def start_durable_stack(data_dir: Path, port: int, redis_port: int, **extra: str
         }
     )
     env.update(extra)
-    stack = Stack(port=port, with_worker=False, log_dir=data_dir / "logs", env=env, redis_port=redis_port)
+    stack = Stack(
+        port=port,
+        with_worker=False,
+        log_dir=data_dir / "logs",
+        env=env,
+        redis_port=redis_port,
+        demo_mcp_port=mcp_port,
+    )
     stack.start()  # stops what it started if it fails
     return DurableStack(
         stack=stack,

@@ -1,7 +1,6 @@
 """Third-party servers over stdio: mcp-server-time (PyPI, dual-era) and server-memory (npm, legacy)."""
 
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -10,6 +9,7 @@ from mcp_helpers import NODE_DIR
 
 from agent.mcp import McpPool, McpServerConfig, McpToolbox
 from agent.toolbox import ToolContext
+from tests.npm_ci import npm_ci
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.live]  # spawns MCP servers
 CTX = ToolContext(run_key="ref")
@@ -21,9 +21,7 @@ def memory_server():
     npm = shutil.which("npm")
     if npm is None or shutil.which("node") is None:
         pytest.skip("npm/node are not installed: cannot run the npm reference server")
-    if not MEMORY_JS.exists():
-        cmd = "ci" if (NODE_DIR / "package-lock.json").exists() else "install"
-        subprocess.run([npm, cmd, "--no-audit", "--no-fund"], cwd=NODE_DIR, check=True, timeout=300)
+    npm_ci(NODE_DIR, MEMORY_JS.exists, timeout=300)
     return MEMORY_JS
 
 

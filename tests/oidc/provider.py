@@ -8,6 +8,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.npm_ci import npm_ci
+
 NODE_DIR = Path(__file__).resolve().parent / "node"
 NODE = NODE_DIR / "node_modules" / "node" / "bin" / "node"
 
@@ -16,16 +18,16 @@ def ensure_installed() -> None:
     """``npm ci`` when Node 22 or the provider is missing, or the lock file is newer than the install."""
     stamp = NODE_DIR / "node_modules" / ".package-lock.json"
     lock = NODE_DIR / "package-lock.json"
-    fresh = (
-        NODE.exists()
-        and (NODE_DIR / "node_modules" / "oidc-provider").exists()
-        and stamp.exists()
-        and lock.stat().st_mtime <= stamp.stat().st_mtime
-    )
-    if not fresh:
-        subprocess.run(
-            ["npm", "ci", "--prefix", str(NODE_DIR), "--no-audit", "--no-fund", "--loglevel=error"], check=True
+
+    def fresh() -> bool:
+        return (
+            NODE.exists()
+            and (NODE_DIR / "node_modules" / "oidc-provider").exists()
+            and stamp.exists()
+            and lock.stat().st_mtime <= stamp.stat().st_mtime
         )
+
+    npm_ci(NODE_DIR, fresh)
 
 
 @dataclass
