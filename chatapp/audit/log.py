@@ -126,6 +126,15 @@ def _locked_last() -> tuple[int, str] | None:
     return (row[0], row[1]) if row else None
 
 
+def _run_answers(run: Run, as_stored: bool) -> list[str]:
+    if as_stored:
+        return _answers(run)
+    if run.status not in ENDED:
+        return []
+    written = getattr(run, "answers_stored_now", None)
+    return list(written) if written is not None else _answers(run)
+
+
 def _answers(run: Run) -> list[str]:
     from chatapp.models import Message
 
@@ -138,8 +147,10 @@ def describe(subject: Any, *, as_stored: bool = False) -> dict[str, Any]:
 
     A run's answers are stored with its end (``store._finish``, ``store._fail``), so a run that has not
     ended is pinned with none without reading them: one query fewer on every send, lease and
-    non-terminal move. ``as_stored`` reads them whatever the status: the content check compares what is
-    in the table now, where an answer slipped into a running run must show.
+    non-terminal move. The worker's end stores them in the transaction it records, and says so on the
+    row it moves (``Run.answers_stored_now``): they are pinned as written, not read back. ``as_stored``
+    reads them whatever the status: the content check compares what is in the table now, where an
+    answer slipped into a running run must show.
     """
     if subject is None:
         return {}
@@ -156,7 +167,7 @@ def describe(subject: Any, *, as_stored: bool = False) -> dict[str, Any]:
             "final_text_sha256": digest(subject.final_text),
             # What the conversation shows: the user's message and the stored answer(s) (M7).
             "user_message_sha256": digest(subject.user_message.content if subject.user_message else ""),
-            "answer_sha256": digest(_answers(subject) if as_stored or subject.status in ENDED else []),
+            "answer_sha256": digest(_run_answers(subject, as_stored)),
         }
     if isinstance(subject, Round):
         return {

@@ -82,6 +82,9 @@ class Run(models.Model):
 
     # Not a column: how the enqueue after commit went (services/dispatch.py), for the view's notice.
     dispatch: Any = None
+    # Not a column: the answers the worker's end stored in the transaction it records (worker/store.py),
+    # which the audit record of that end pins as written instead of reading back (audit/log.py).
+    answers_stored_now: list[str] | None = None
 
     def __str__(self) -> str:
         # Shown by the admin (titles, breadcrumbs, links) in the reader's language.

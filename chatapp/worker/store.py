@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef, QuerySet
 
 from agent import events as ev
 from chatapp import event_log
@@ -178,9 +178,12 @@ def _persist_one(
     return []
 
 
-def _locked(run_id: int) -> Run:
+def _locked(run_id: int, *, with_denied: bool = False) -> Run:
     # With the question: the audit record of the move pins its digest.
-    return Run.objects.select_for_update(of=("self",)).select_related("user_message").get(pk=run_id)
+    runs = Run.objects.select_for_update(of=("self",)).select_related("user_message")
+    if with_denied:
+        runs = runs.annotate(had_denied_call=Exists(denied_calls(OuterRef("pk"))))
+    return runs.get(pk=run_id)
 
 
 def _fail(
@@ -195,6 +198,8 @@ def _fail(
     if partial_text.strip():
         # What the model had written before the stop or the error is kept, marked as partial.
         _store_answer(run, partial_text, partial=True)
+    else:
+        run.answers_stored_now = []  # none: the audit record of the end need not look (audit/log.py)
     cancelled = event.code == "cancelled" or (run.cancel_requested and event.error_class == "Cancelled")
     status = Run.Status.CANCELLED if cancelled else Run.Status.FAILED
     frame = move_locked(
@@ -339,29 +344,34 @@ def _store_tool_call(run_id: int, event: ev.ToolCallChanged, extra: dict[str, An
 
 
 def _finish(run_id: int, event: ev.RunFinished, seqs: event_log.Sequence | None) -> list[Frame]:
-    run = _locked(run_id)
+    # The row lock's read also asks whether a call was denied: one statement, not two.
+    run = _locked(run_id, with_denied=True)
     text = redact(event.text)
     _store_answer(run, text, partial=event.partial)
     if event.partial and run.cancel_requested:
         status = Run.Status.CANCELLED
-    elif had_denied_call(run.pk):
+    elif run.had_denied_call:  # type: ignore[attr-defined]  # the annotation of _locked(with_denied=True)
         status = Run.Status.DENIED  # the answer was given without a call someone (or a policy) refused
     else:
         status = Run.Status.SUCCEEDED
     return [move_locked(run, status, seqs=seqs, publish=seqs is None, final_text=text)]
 
 
+def denied_calls(run: Any) -> QuerySet[ToolCall]:
+    """The calls of a run that were refused (by an approver, the user or a policy); calls closed because
+    the run itself ended (``run_ended``) do not count: they never had a decision. ``run``: its id, or
+    ``OuterRef("pk")`` inside a query of runs."""
+    return ToolCall.objects.filter(run_id=run, status=ToolCall.Status.DENIED).exclude(error_code="run_ended")
+
+
 def had_denied_call(run_id: int) -> bool:
-    """A call of the run was refused (by an approver, the user or a policy); calls closed because the
-    run itself ended (``run_ended``) do not count: they never had a decision."""
-    return (
-        ToolCall.objects.filter(run_id=run_id, status=ToolCall.Status.DENIED)
-        .exclude(error_code="run_ended")
-        .exists()
-    )
+    return denied_calls(run_id).exists()
 
 
 def _store_answer(run: Run, text: str, *, partial: bool) -> None:
+    """A run's answer, stored once, with its end (the status check under the row lock keeps a second
+    end out): the end's audit record pins it as written instead of reading it back."""
+    run.answers_stored_now = [text]
     Message.objects.create(
         conversation_id=run.conversation_id,
         run=run,
