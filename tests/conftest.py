@@ -84,6 +84,25 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
         db.setdefault("TEST", {})["NAME"] = f"test_{db['NAME']}_{os.getpid()}"
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's test database, which it drops at the end: first end the connections still open
+    on it (threads of this process that touched the database, a stack's process that outlived its
+    stop). With one left open the drop failed ("being accessed by other users") and every
+    ``make test`` left a database behind on the server."""
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    connection.close()
+
+
 @pytest.fixture
 def cast(db):
     from django.contrib.auth import get_user_model
