@@ -71,6 +71,12 @@ class RunRecorder:
         self._stopped: asyncio.Event | None = None
         self.spans = StartSpans(run_id)  # the driver hands over the marks of this delivery's start
         self._held: list[store.DurableItem] = []  # durable events stored with the next one (below)
+        # Durable batches are stored one at a time, in the order they were numbered. Parallel calls
+        # emit from their own tasks: without it, a call's "running" and "succeeded" (its own batches)
+        # could commit before the batch that held its "approved", whose upsert then set the call's row
+        # back to "approved" (seen under load, tests/worker/test_step_transactions.py). The run's row
+        # lock serialized the transactions already, only not in this order.
+        self._storing = asyncio.Lock()
 
     async def __aenter__(self) -> RunRecorder:
         self._stopped = self.runtime.cancels.watch(self.run_id)
@@ -135,13 +141,15 @@ class RunRecorder:
                 self.spans.report()
 
     async def _durable(self, items: list[store.DurableItem]) -> None:
-        # Published only after their commit, in their order.
-        for stored in await self.writer.store(items):
-            visible = shown(stored.payload)
-            log_event(self.run_id, stored.seq, stored.kind, visible)
-            await self.publisher.publish(stored.seq, stored.kind, visible)
-            # The status move the event made (waiting for approval, the end) follows it, in order.
-            await self.publisher.publish_stored(stored.moved)
+        # Taken with no await since the items were numbered, so batches queue in number order (FIFO).
+        async with self._storing:
+            # Published only after their commit, in their order.
+            for stored in await self.writer.store(items):
+                visible = shown(stored.payload)
+                log_event(self.run_id, stored.seq, stored.kind, visible)
+                await self.publisher.publish(stored.seq, stored.kind, visible)
+                # The status move the event made (waiting for approval, the end) follows it, in order.
+                await self.publisher.publish_stored(stored.moved)
 
     async def _store_held(self) -> None:
         if self._held:

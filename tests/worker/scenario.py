@@ -89,9 +89,12 @@ def recorder_for(run: Run, runtime: InlineRuntime) -> Any:
     return RunRecorder(runtime, run.pk, ctx.conversation_id, ctx.last_seq, 0, lease)  # type: ignore[arg-type]
 
 
-def drive(run: Run, provider: Any, toolbox: Any, settings: LoopSettings | None = None) -> Any:
-    """One segment of ``run`` through the real recorder; returns the engine's last step."""
-    runtime = InlineRuntime()
+def drive(
+    run: Run, provider: Any, toolbox: Any, settings: LoopSettings | None = None, db_threads: int = 1
+) -> Any:
+    """One segment of ``run`` through the real recorder; returns the engine's last step. ``db_threads``:
+    more than one, as the worker has, lets writes of parallel calls overlap."""
+    runtime = InlineRuntime(executor=ThreadPoolExecutor(db_threads))
     recorder = recorder_for(run, runtime)
     state: RunState = load_run_context(run.pk).state
 

@@ -211,3 +211,36 @@ def test_rounds_stored_from_what_the_segment_saw_equal_those_read_back(cast, mon
     assert seen[True][0][1][1] is not None  # round 2 was compared with round 1
     # Two reads for each of rounds 2 and 3, and round 1's shrink steps (the run's first delivery).
     assert seen[False][2] - seen[True][2] == 5
+
+
+def test_parallel_calls_store_their_batches_one_at_a_time_in_number_order(cast, monkeypatch):
+    """With the worker's several DB threads, the second call's "running" and "succeeded" could commit
+    before the batch that held its "approved" (stored with the first call's "running"): that batch's
+    upsert then set the call's row back to "approved" after the run had finished (a CI run, 2026-12-02).
+    The recorder stores durable batches one at a time, in the order they were numbered."""
+    if connection.vendor != "postgresql":
+        pytest.skip("two DB threads writing at once need PostgreSQL")
+    run = new_run(cast["alice"], "files")
+    batch = store.persist_durable_batch
+    lock = threading.Lock()
+    in_flight, overlaps, order = [0], [0], []
+
+    def watched_batch(run_id: int, items: list[store.DurableItem], *args: Any) -> Any:
+        with lock:
+            in_flight[0] += 1
+            overlaps[0] = max(overlaps[0], in_flight[0])
+        try:
+            result = batch(run_id, items, *args)
+            order.extend(item.seq for item in items)  # committed: in the order they commit
+            return result
+        finally:
+            with lock:
+                in_flight[0] -= 1
+
+    monkeypatch.setattr(store, "persist_durable_batch", watched_batch)
+    step = drive(run, ScriptedProvider(answers), files_scenario(run), LoopSettings(), db_threads=4)
+    monkeypatch.undo()
+    assert type(step).__name__ == "NextStepFinalOutput", step
+    assert overlaps[0] == 1, "two durable batches of one run were in flight at once"
+    assert order == sorted(order), order
+    _check_stored(run)
