@@ -13,9 +13,10 @@ class Sink(Protocol):
         """Persist durable events and publish every event.
 
         A durable event is stored before ``emit`` returns, except that a host may hold one whose
-        step has no effect outside the run (a tool call proposed or approved) and store it in one
-        transaction with the next event emitted: the engine emits an event (a ``running`` status,
-        ``RoundStarted``) before every effect, so nothing held is ever behind an effect."""
+        step has no effect outside the run (a tool call proposed or approved, a round that asks for
+        no tool call) and store it in one transaction with the next event emitted: the engine emits
+        an event (a ``running`` status, ``RoundStarted``) before every effect, so nothing held is
+        ever behind an effect."""
         ...
 
     async def is_cancelled(self) -> bool:

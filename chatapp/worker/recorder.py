@@ -44,9 +44,18 @@ from chatapp.worker.trace_log import log_event
 # ``emit`` returns. An "approved" with an error code (a call handed back for a sign-in) ends the
 # segment, so it is never held.
 HELD_STATUSES = ("proposed", "approved")
+# A round whose response asks for no tool call is held the same way: what follows it is the run's end
+# (or its failure, a stop, a shrink step: all durable, stored with it) or another round, whose
+# ``RoundStarted`` (a live frame) stores it first, before the request leaves. A plain answer's run
+# then ends in one transaction instead of two (docs/performance.md, session 11). A round WITH calls
+# is stored on its own, before anything of its calls: a worker killed after it runs the calls without
+# asking the model again (tests/durable/test_kill_matrix.py).
+HOLD_ROUNDS_WITHOUT_CALLS = True
 
 
 def held_until_next(event: ev.Event) -> bool:
+    if isinstance(event, ev.RoundFinished):
+        return HOLD_ROUNDS_WITHOUT_CALLS and not (event.response.choices and event.response.tool_calls)
     return isinstance(event, ev.ToolCallChanged) and event.status in HELD_STATUSES and not event.error_code
 
 
