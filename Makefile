@@ -65,18 +65,19 @@ check: lint
 		$(BIN)/python -m pytest -q -p no:cacheprovider -m "not live and not browser" \
 		-n $(CHECK_WORKERS) --dist loadfile
 
-# The whole suite, in one process by default (what CI runs). `make test TEST_WORKERS=2` runs it in two
-# pytest-xdist processes, a test file per process at a time and every durability test in one of them
-# (tests/conftest.py): 17 min here against 25-32, since most live tests wait on other processes; but a
-# timing test (the hostile-runs soak's slowdown ratio) can miss its bound when the other process loads
-# both cores, so it is not the default yet. tests/xdist_env.py gives each process a Redis database of
-# its own; each has its own PostgreSQL test database and stacks, whose pools need max_connections >=
-# 150 (scripts/test_workers.sh prints how many processes this server allows).
-TEST_WORKERS ?= 0
+# The whole suite (what CI runs): in two pytest-xdist processes when PostgreSQL takes their
+# connections (scripts/test_workers.sh; one process otherwise, or with TEST_WORKERS=0), a test file
+# per process at a time and every durability test in one of them (tests/conftest.py); then the tests
+# marked `alone` (they measure time or load, e.g. the hostile-runs soak's slowdown ratio) in one
+# process with nothing beside them. 13-14 min here against 20-32 in one process (docs/architecture.md).
+# tests/xdist_env.py gives each process a Redis database of its own; each has its own PostgreSQL test
+# database and stacks, whose pools need max_connections >= 150.
+TEST_WORKERS ?= $(shell bash scripts/test_workers.sh)
+TEST_ENV = DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DEBUG=1
 test: install system-deps services lint
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DEBUG=1 \
-		$(BIN)/python -m pytest -q -p no:cacheprovider \
-		-p tests.xdist_env -n $(TEST_WORKERS) --dist loadgroup
+	$(TEST_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider \
+		-p tests.xdist_env -n $(TEST_WORKERS) --dist loadgroup -m "not alone"
+	$(TEST_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider -m alone
 
 bench: install services
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DEBUG=1 $(BIN)/python -m bench
