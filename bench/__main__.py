@@ -1,7 +1,7 @@
 """Run every benchmark: providers, MCP (if present), the send view, runs, browser. Figures are
 printed; runs and browser also write JSON.
 
-.venv/bin/python -m bench [providers mcp sendview runs browser capacity targets]
+.venv/bin/python -m bench [providers mcp sendview httpclient runs browser capacity targets]
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import importlib.util
 import runpy
 import sys
 
-ALL = ("providers", "mcp", "sendview", "runs", "browser", "capacity", "targets")
+ALL = ("providers", "mcp", "sendview", "httpclient", "runs", "browser", "capacity", "targets")
 
 
 def run_one(name: str) -> None:
