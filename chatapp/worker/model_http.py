@@ -48,7 +48,7 @@ def as_httpx(exc: BaseException, request: httpx.Request) -> BaseException:
     cause = exc.__cause__ if isinstance(exc, httpx.HTTPError) and exc.__cause__ is not None else exc
     for failure, equivalent in _EQUIVALENT:
         if isinstance(cause, failure):
-            return equivalent(f"{type(cause).__name__}: {cause}", request=request)
+            return equivalent(str(cause) or type(cause).__name__, request=request)
     return exc
 
 
