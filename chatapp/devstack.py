@@ -131,7 +131,8 @@ class Stack:
     def start(self) -> Stack:
         if self.with_web and port_open("127.0.0.1", self.port):
             # Another program answers there: the port checks below would take it for daphne.
-            raise StackError(f"127.0.0.1:{self.port} is in use by another program; daphne cannot listen there")
+            taken = f"127.0.0.1:{self.port} is in use by another program"
+            raise StackError(f"{taken}; daphne cannot listen there")
         try:
             self.start_redis()
             if self.with_worker:
