@@ -29,9 +29,10 @@ def child_pids() -> set[int]:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    # devstack's: never the same port twice in one process (the kernel offers a probed port again).
+    from chatapp.devstack import free_port as once_per_process
+
+    return once_per_process()
 
 
 def wait_for_port(port: int, proc: subprocess.Popen, deadline: float = 20.0) -> None:

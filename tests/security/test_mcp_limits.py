@@ -42,9 +42,9 @@ async def test_over_http_an_oversized_result_is_refused_and_the_session_goes_on(
     import socket
     import subprocess
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    from chatapp.devstack import free_port
+
+    port = free_port()
     proc = subprocess.Popen([sys.executable, HOSTILE, "--http", str(port)], stderr=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL)
     try:
