@@ -64,6 +64,19 @@ def port_open(host: str, port: int) -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
+def listens(pid: int, port: int) -> bool:
+    """Whether process ``pid`` itself listens on ``port``: a port check alone takes whatever program
+    answers there for the server just started (two processes probing ports at once may be offered
+    the same one)."""
+    import psutil
+
+    try:
+        connections = psutil.Process(pid).net_connections(kind="tcp")
+    except psutil.Error:
+        return False
+    return any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port for c in connections)
+
+
 def wait_for(predicate, timeout: float, what: str, proc: subprocess.Popen | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -158,7 +171,7 @@ class Stack:
                 )
             if self.with_web:
                 web = self.spawn("web", daphne_argv(self.port))
-                wait_for(lambda: port_open("127.0.0.1", self.port), 60, "daphne", web)
+                wait_for(lambda: listens(web.pid, self.port), 60, f"daphne on 127.0.0.1:{self.port}", web)
             if self.with_worker:
                 wait_for(worker_ready, 60, "the Celery worker", self.procs["worker"])
         except BaseException:

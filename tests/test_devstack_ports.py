@@ -4,11 +4,12 @@ stack's daphne and demo MCP server were once given the same port, in CI)."""
 
 from __future__ import annotations
 
+import os
 import socket
 
 import pytest
 
-from chatapp.devstack import Stack, StackError, free_port
+from chatapp.devstack import Stack, StackError, free_port, listens
 
 
 def test_a_port_is_never_handed_out_twice_in_one_process():
@@ -25,3 +26,13 @@ def test_a_stack_refuses_a_web_port_another_program_listens_on(tmp_path):
         with pytest.raises(StackError, match=f"127.0.0.1:{port} is in use by another program"):
             stack.start()
     assert stack.procs == {}  # nothing was started
+
+
+def test_only_the_process_that_listens_on_a_port_is_taken_for_its_server():
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        assert listens(os.getpid(), port)
+        assert not listens(os.getpid(), free_port())  # a port nobody listens on
+        assert not listens(os.getppid(), port)  # another process: not its listener
