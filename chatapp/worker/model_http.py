@@ -10,11 +10,13 @@ per token of aiohttp's reader: anyio pauses and resumes the socket's reading aro
 Its exception mapping names some failures differently from httpx's own transport (a refused
 connection and a server that hung up both come out as ``ConnectTimeout``; an error it does not know
 escapes as aiohttp's own). ``Remapped`` raises, for each failure, the httpx exception httpx's own
-transport raises for it, so ``agent/providers/error_map.py`` tells users the same thing either way.
+transport raises for it, so ``agent/providers/error_map.py`` tells users the same thing either way,
+and bounds what aiohttp leaves unbounded: writing the request (``_sending_bound``).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -59,15 +61,32 @@ class Remapped(httpx.AsyncBaseTransport):
         self.inner = inner
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        bound = _sending_bound(request)
         try:
-            response = await self.inner.handle_async_request(request)
-        except (httpx.HTTPError, aiohttp.ClientError, TimeoutError) as exc:
+            async with asyncio.timeout(bound):
+                response = await self.inner.handle_async_request(request)
+        except (httpx.HTTPError, aiohttp.ClientError) as exc:
             raise as_httpx(exc, request) from exc
+        except TimeoutError as exc:
+            if isinstance(exc, aiohttp.ServerTimeoutError) or bound is None:  # aiohttp's own
+                raise as_httpx(exc, request) from exc
+            raise httpx.WriteTimeout(f"the request was not sent within {bound:g} s", request=request) from exc
         response.stream = _RemappedStream(response.stream, request)
         return response
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+def _sending_bound(request: httpx.Request) -> float | None:
+    """aiohttp bounds connecting and each read but not writing the request: a server that accepts the
+    connection and never reads the body would hold the call for ever (httpx's own transport gives up
+    after its write timeout). Connecting, writing and waiting for the response's head together get at
+    most the sum of httpx's three timeouts: past it, the writing is what overran (aiohttp's own
+    connect and read timeouts would have fired first)."""
+    timeout = request.extensions.get("timeout", {})
+    parts = [timeout.get("connect"), timeout.get("write"), timeout.get("read")]
+    return sum(parts) if all(part is not None for part in parts) else None
 
 
 class _RemappedStream(httpx.AsyncByteStream):

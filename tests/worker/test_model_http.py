@@ -123,3 +123,30 @@ def test_proxies_from_the_environment_go_through_the_same_transport(monkeypatch)
     assert isinstance(client._transport, Remapped)
     proxied = [t for t in client._mounts.values() if t is not None]
     assert proxied and all(isinstance(t, Remapped) for t in proxied)
+
+
+async def test_a_server_that_never_reads_the_request_is_a_write_timeout_as_with_httpx():
+    """aiohttp bounds no write: without the transport's own bound the call waited for ever."""
+    connected = []
+
+    async def never_reads(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connected.append(writer)  # kept open, never read: the client's sends fill the buffers
+
+    srv = await asyncio.start_server(never_reads, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{srv.sockets[0].getsockname()[1]}/v1/chat/completions"
+    body = b"x" * (64 * 2**20)  # more than the kernel's socket buffers take in
+    raised = []
+    try:
+        for client in (
+            ModelClient(timeout=httpx.Timeout(0.5)),
+            httpx.AsyncClient(timeout=httpx.Timeout(0.5)),
+        ):
+            async with client:
+                with pytest.raises(httpx.TimeoutException) as caught:
+                    await asyncio.wait_for(client.post(url, content=body), timeout=20)
+                raised.append(type(caught.value))
+    finally:
+        srv.close()
+        for writer in connected:
+            writer.close()
+    assert raised == [httpx.WriteTimeout, httpx.WriteTimeout]
