@@ -36,3 +36,24 @@ def test_only_the_process_that_listens_on_a_port_is_taken_for_its_server():
         assert listens(os.getpid(), port)
         assert not listens(os.getpid(), free_port())  # a port nobody listens on
         assert not listens(os.getppid(), port)  # another process: not its listener
+
+
+def test_runall_on_a_taken_port_says_so_and_starts_nothing(monkeypatch):
+    import signal
+
+    from django.core.management import CommandError, call_command
+
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    started: list[str] = []
+    monkeypatch.setattr(Stack, "spawn", lambda self, name, argv, **env: started.append(name))
+    try:
+        with socket.socket() as other:
+            other.bind(("127.0.0.1", 0))
+            other.listen()
+            port = other.getsockname()[1]
+            with pytest.raises(CommandError, match=f"127.0.0.1:{port} is in use by another program"):
+                call_command("runall", port=port)
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+    assert started == []

@@ -6,7 +6,7 @@ import signal
 import threading
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from chatapp.devstack import Stack, StackError, Supervisor
 
@@ -41,7 +41,10 @@ class Command(BaseCommand):
             workers=options["workers"],
         )
         self.stdout.write("Starting Redis, daphne and the Celery worker…")
-        stack.start()
+        try:
+            stack.start()
+        except StackError as error:  # e.g. the port is taken (another `make run`?): said, not a traceback
+            raise CommandError(str(error)) from error
         try:
             mode = "embedded Redis" if settings.EMBEDDED_REDIS else "Redis at REDIS_URL"
             db = "PostgreSQL" if settings.USES_POSTGRES else "SQLite"
