@@ -10,6 +10,7 @@ as that role and, in addition, runs every statement prepared (one statement only
 from __future__ import annotations
 
 import contextlib
+import time
 
 import psycopg
 from psycopg import sql as pgsql
@@ -48,20 +49,38 @@ def ensure_demo_database(
     """Create or refresh the demo schema, data and SELECT-only role; return the reader's DSN.
 
     ``admin_dsn`` must be able to create schemas and roles in its database. Safe to call on every
-    start: tables are created if missing, rows upserted, grants re-applied.
+    start: tables are created if missing, rows upserted, grants re-applied. Concurrent callers (two
+    workers starting, in the same or in different databases) are safe: see ``_CONCURRENT_ATTEMPTS``.
     """
-    with psycopg.connect(admin_dsn, autocommit=True) as conn:
-        _create_role(conn, role, password)
-        with conn.transaction():
-            _create_schema(conn)
-            _grant(conn, role, statement_timeout_ms)
-        dbname = conn.info.dbname
+    for attempt in range(_CONCURRENT_ATTEMPTS):
+        try:
+            dbname = _ensure_once(admin_dsn, role, password, statement_timeout_ms)
+            break
+        except psycopg.errors.InternalError_ as exc:
+            if "concurrently" not in str(exc) or attempt == _CONCURRENT_ATTEMPTS - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
     params = conninfo_to_dict(admin_dsn)
     params.update(user=role, dbname=dbname)
     params.pop("password", None)
     if password:
         params["password"] = password
     return make_conninfo("", **params)
+
+
+# A role and its settings live in shared catalogs, and PostgreSQL answers two sessions updating the
+# same catalog row at once with "tuple concurrently updated" (XX000) instead of waiting; advisory locks
+# cannot serialize callers in different databases. Every step is idempotent, so the loser starts over.
+_CONCURRENT_ATTEMPTS = 6
+
+
+def _ensure_once(admin_dsn: str, role: str, password: str | None, timeout_ms: int) -> str:
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        _create_role(conn, role, password)
+        with conn.transaction():
+            _create_schema(conn)
+            _grant(conn, role, timeout_ms)
+        return conn.info.dbname
 
 
 def _create_role(conn: psycopg.Connection, role: str, password: str | None) -> None:

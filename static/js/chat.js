@@ -267,33 +267,70 @@
     }
   }
 
-  // Frames of a run are applied strictly in sequence. A gap (a live frame lost on the way) holds the
-  // later frames back and asks the server to replay from the last one applied.
+  // Frames of a run are applied strictly in sequence, and only once the run is on the page. A gap (a
+  // live frame lost on the way) holds the later frames back and asks the server to replay from the
+  // last one applied. Frames of a run the page does not show yet (its first frames can beat the send's
+  // response, or it started in another tab) wait for its shell: applied to nothing, their text would be
+  // lost from the live answer.
   const held = {};
   const resyncAt = {};
 
   function receive(frame) {
     const run = frame.run;
     if (!run || !frame.seq) { return; }
-    const last = lastSeq[run] || 0;
-    if (frame.seq <= last) return;
-    if (frame.seq > last + 1) {
-      (held[run] = held[run] || {})[frame.seq] = frame;
-      if (!resyncAt[run] || Date.now() - resyncAt[run] > 1000) {
-        resyncAt[run] = Date.now();
-        const resume = {}; resume[run] = last;
-        socket.send(JSON.stringify({ resume: resume, since_run: run }));
-      }
-      return;
-    }
-    apply(frame);
+    if (frame.seq <= (lastSeq[run] || 0)) return;
+    (held[run] = held[run] || {})[frame.seq] = frame;
+    if (!runEl(run)) { fetchShell(run); return; }
+    drain(run);
+  }
+
+  function drain(run) {
     const queue = held[run];
-    while (queue && queue[lastSeq[run] + 1]) {
-      const next = queue[lastSeq[run] + 1];
-      delete queue[lastSeq[run] + 1];
+    if (!queue) return;
+    let next;
+    while ((next = queue[(lastSeq[run] || 0) + 1])) {
+      delete queue[next.seq];
       apply(next);
     }
+    Object.keys(queue).forEach(function (seq) { if (+seq <= (lastSeq[run] || 0)) delete queue[seq]; });
+    if (!Object.keys(queue).length) { delete held[run]; return; }
+    if (!resyncAt[run] || Date.now() - resyncAt[run] > 1000) {
+      resyncAt[run] = Date.now();
+      const resume = {}; resume[run] = lastSeq[run] || 0;
+      socket.send(JSON.stringify({ resume: resume, since_run: run }));
+    }
   }
+
+  // A running run's shell (its text box empty: every frame held for it is applied to it).
+  const fetchingShell = {};
+  function fetchShell(run) {
+    if (fetchingShell[run]) return;
+    fetchingShell[run] = true;
+    fetchFragment(run).then(function (frag) {
+      const fresh = frag.querySelector("#run-" + run);
+      if (!fresh || runEl(run)) return;  // the send's response brought it meanwhile
+      document.getElementById("messages").appendChild(fresh);
+      htmx.process(fresh);
+      drawTimeline(fresh);
+    }).catch(function () { /* the run's next frame asks again */ }).then(function () {
+      delete fetchingShell[run];
+      if (runEl(run)) drain(run);
+    });
+  }
+
+  // The send's response (or Regenerate's) appends the exchange; if the run's shell was fetched
+  // first, the live one (with what it has applied) takes the response's place, after the question.
+  function settleRuns() {
+    const seen = {};
+    document.querySelectorAll("#messages [data-run]").forEach(function (el) {
+      if (seen[el.id]) el.replaceWith(seen[el.id]);
+      else seen[el.id] = el;
+    });
+    Object.keys(held).forEach(function (run) { if (runEl(run)) drain(run); });
+  }
+  document.body.addEventListener("htmx:afterSwap", function (event) {
+    if (event.detail.target && event.detail.target.id === "messages") settleRuns();
+  });
 
   // The live connection's state, always visible: "Live", "Reconnecting in 4 s…", "Offline".
   const wsState = document.getElementById("ws-state");

@@ -5,7 +5,7 @@ import json
 
 import pytest
 import pytest_asyncio
-from mcp_helpers import demo_config
+from mcp_helpers import child_pids, demo_config
 
 from agent.mcp import McpPool, McpServerConfig, McpToolbox
 from agent.toolbox import ToolContext
@@ -73,16 +73,23 @@ async def test_send_message_has_exactly_one_side_effect(stdio_box, outbox):
 
 
 async def test_concurrent_calls_share_one_session(stdio_box):
+    # Self-contained (not relying on an earlier test's session): warm the session, then twelve calls
+    # at once must all run on that same client, with no second server started.
     pool = stdio_box.pool
-    before = (await pool.status("demo"))["state"]
+    assert (await stdio_box.execute("demo__get_stock_price", {"symbol": "AAPL"}, CTX)).ok
+    status = await pool.status("demo")
+    assert status["state"] == "ready", status
+    session = pool._conns["demo"].client
+    servers = child_pids()
     results = await asyncio.gather(
         *(
             stdio_box.execute("demo__get_stock_price", {"symbol": s}, CTX)
             for s in ["AAPL", "MSFT", "600519"] * 4
         )
     )
-    assert before == "ready" and all(r.ok for r in results)
+    assert all(r.ok for r in results)
     assert results[2].content["currency"] == "CNY"
+    assert pool._conns["demo"].client is session and child_pids() == servers
 
 
 async def test_resources_and_prompts(stdio_box):

@@ -191,6 +191,16 @@ async def test_ensure_demo_database_is_idempotent(pg_reader_dsn):
     assert ensure_demo_database(_admin_dsn_for(TEST_DB)) == pg_reader_dsn
 
 
+def test_ensure_demo_database_is_safe_when_called_at_once(pg_reader_dsn):
+    # Two workers starting together: ALTER ROLE on one role from several sessions makes PostgreSQL answer
+    # "tuple concurrently updated" to the losers instead of waiting (CI saw it between two test processes).
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(6) as pool:
+        dsns = list(pool.map(lambda _: ensure_demo_database(_admin_dsn_for(TEST_DB)), range(24)))
+    assert set(dsns) == {pg_reader_dsn}
+
+
 async def test_postgres_seed_query(pg_reader_dsn):
     box = SqlToolbox(PostgresBackend(pg_reader_dsn))
     sql = "SELECT id, name, created_at FROM users ORDER BY created_at DESC LIMIT 2"
