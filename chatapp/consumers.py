@@ -7,6 +7,9 @@ consumer joins the conversation's frame bus first (``frame_bus.py``; the channel
 the layer is not Redis), then replays stored frames newer than what the client has; frames
 that arrive live meanwhile may overlap the replay, and the client drops any (run, seq) it has seen.
 Only the conversation's owner, auditors and holders of view_conversation may subscribe (access.py).
+That is checked again before every replay and, while frames flow, at most every
+``ACCESS_RECHECK_SECONDS``: a socket whose user signed out, was deactivated, changed their password or
+lost the grant is closed with 4403 (an open socket is not a standing permission).
 
 Whatever a client sends, the socket stays up: binary frames, text that is not JSON and resume
 requests of the wrong shape are ignored with a warning in the log (review L5). Every frame sent is
@@ -18,13 +21,16 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections import Counter
+from importlib import import_module
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
-from django.contrib.auth import get_user_model
+from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY, get_user_model
+from django.utils.crypto import constant_time_compare
 
 from chatapp import event_log, frame_bus, frames
 from chatapp.access import can_view_conversation
@@ -40,6 +46,8 @@ MAX_RESUMED_RUNS = 200  # the page resumes the runs it follows (a few); each is 
 MAX_ID = 2**53  # ids and sequence numbers beyond what a client (JavaScript) can even hold
 TOO_MANY_SOCKETS = 4429
 SUBSCRIPTION_LOST = 4503  # the live subscription failed: the page reconnects and back-fills
+FORBIDDEN = 4403
+ACCESS_RECHECK_SECONDS = 30.0
 
 
 class BadRequest(ValueError):
@@ -83,8 +91,9 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         self.conversation_id = int(self.scope["url_route"]["kwargs"]["conversation_id"])
         user = self.scope.get("user")
         if user is None or not user.is_authenticated or not await self._may_view(user):
-            await self.close(code=4403)
+            await self.close(code=FORBIDDEN)
             return
+        self.checked_at = time.monotonic()
         if self.open_sockets[user.pk] >= settings.MAX_WEBSOCKETS_PER_USER:
             log.warning("user %s: websocket refused, %s already open", user.pk, self.open_sockets[user.pk])
             await self.accept()
@@ -116,7 +125,45 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if self._held is not None:
             self._held.append(text)
             return
+        if not await self._allowed_still(every=ACCESS_RECHECK_SECONDS):
+            return
         await self.send(text_data=text)
+
+    async def _allowed_still(self, every: float = 0.0) -> bool:
+        """Whether the socket's user may still see the conversation (asked again after ``every``
+        seconds); if not, the socket is closed with 4403 and nothing more is sent on it."""
+        if getattr(self, "refused", False):
+            return False
+        if time.monotonic() - self.checked_at < every:
+            return True
+        self.checked_at = time.monotonic()
+        if await self._may_view_now():
+            return True
+        self.refused = True
+        who = (self.conversation_id, self.user_id)
+        log.warning("conversation %s: user %s may no longer see it; socket closed", *who)
+        await self.close(code=FORBIDDEN)
+        return False
+
+    @database_sync_to_async
+    def _may_view_now(self) -> bool:
+        # Fresh rows, not the scope's: the user object caches its permissions, the session its data.
+        user = get_user_model().objects.filter(pk=self.user_id).first()
+        if user is None or not self._session_holds(user):
+            return False
+        conversation = Conversation.objects.filter(pk=self.conversation_id).first()
+        return conversation is not None and can_view_conversation(user, conversation)
+
+    def _session_holds(self, user: Any) -> bool:
+        """The socket's session still signs this user in (not signed out, expired, or from before a
+        password change). A scope with no session (a test's) has nothing to check."""
+        session = self.scope.get("session")
+        if session is None or not session.session_key:
+            return True
+        stored = import_module(settings.SESSION_ENGINE).SessionStore(session.session_key)
+        if str(stored.get(SESSION_KEY)) != str(user.pk):
+            return False
+        return constant_time_compare(stored.get(HASH_SESSION_KEY, ""), user.get_session_auth_hash())
 
     async def _lost(self) -> None:
         # The live subscription failed or was re-made: frames may have been lost in between. The
@@ -150,7 +197,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         except BadRequest as bad:
             log.warning("conversation %s: websocket message ignored (%s)", self.conversation_id, bad)
             return
-        if request is None:
+        if request is None or not await self._allowed_still():
             return
         stored = await self._stored_frames(*request)
         for frame in stored:
@@ -170,6 +217,8 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         await super().dispatch(message)
 
     async def run_frame(self, message: dict[str, Any]) -> None:
+        if not await self._allowed_still(every=ACCESS_RECHECK_SECONDS):
+            return
         encoded = message.get("text")
         if encoded is not None:
             # The worker encoded the frame once for every socket of the conversation.

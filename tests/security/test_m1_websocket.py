@@ -32,3 +32,74 @@ async def test_staff_without_a_grant_cannot_open_another_users_conversation_sock
     assert await _open(cast["bob"], run.conversation_id) == (False, 4403)
     assert (await _open(cast["alice"], run.conversation_id))[0]  # the owner
     assert (await _open(cast["otto"], run.conversation_id))[0]  # an auditor
+
+
+# --- an open socket is not a standing permission -----------------------------------------------------
+
+
+async def _closed_with(communicator, code: int) -> bool:
+    """The next output is the close (nothing else was sent before it)."""
+    out = await communicator.receive_output(timeout=5)
+    return out == {"type": "websocket.close", "code": code}
+
+
+async def test_a_grant_taken_away_closes_the_socket_before_the_next_replay(cast):
+    from django.contrib.auth.models import Permission
+
+    run = await sync_to_async(make_run)(cast["alice"], text="private")
+    reader = await sync_to_async(get_user_model().objects.create_user)("reader-ws")
+    grant = await Permission.objects.aget(codename="view_conversation", content_type__app_label="chatapp")
+    await reader.user_permissions.aadd(grant)
+    communicator = WebsocketCommunicator(APP, f"/ws/conversations/{run.conversation_id}/")
+    communicator.scope["user"] = await get_user_model().objects.aget(pk=reader.pk)
+    assert (await communicator.connect())[0]
+    await communicator.send_json_to({"resume": {str(run.pk): 0}, "since_run": run.pk})
+    replayed = await communicator.receive_json_from(timeout=5)
+    assert replayed["run"] == run.pk  # while the grant holds, the stored frames come
+    while (await communicator.receive_json_from(timeout=5))["type"] != "replay_done":
+        pass
+    await reader.user_permissions.aremove(grant)
+    await communicator.send_json_to({"resume": {str(run.pk): 0}, "since_run": run.pk})
+    assert await _closed_with(communicator, 4403)
+    await communicator.wait()
+
+
+async def test_live_frames_stop_once_the_user_is_deactivated(cast, monkeypatch):
+    from channels.layers import get_channel_layer
+
+    from chatapp import consumers, frames
+
+    run = await sync_to_async(make_run)(cast["alice"], text="private")
+    communicator = WebsocketCommunicator(APP, f"/ws/conversations/{run.conversation_id}/")
+    communicator.scope["user"] = cast["alice"]
+    assert (await communicator.connect())[0]
+    layer = get_channel_layer()
+    group = frames.group(run.conversation_id)
+    await layer.group_send(group, {"type": "run.frame", "text": '{"n": 1}'})
+    assert await communicator.receive_from(timeout=5) == '{"n": 1}'
+    await get_user_model().objects.filter(pk=cast["alice"].pk).aupdate(is_active=False)
+    monkeypatch.setattr(consumers, "ACCESS_RECHECK_SECONDS", 0.0)
+    await layer.group_send(group, {"type": "run.frame", "text": '{"n": 2}'})
+    assert await _closed_with(communicator, 4403)  # frame 2 never reached the socket
+    await communicator.wait()
+
+
+async def test_signing_out_closes_the_socket_of_that_session(cast):
+    from channels.auth import AuthMiddlewareStack
+    from django.conf import settings
+    from django.test import Client
+
+    run = await sync_to_async(make_run)(cast["alice"], text="private")
+    browser = Client()
+    await sync_to_async(browser.force_login)(cast["alice"])
+    cookie = f"{settings.SESSION_COOKIE_NAME}={browser.cookies[settings.SESSION_COOKIE_NAME].value}"
+    communicator = WebsocketCommunicator(
+        AuthMiddlewareStack(APP), f"/ws/conversations/{run.conversation_id}/", headers=[(b"cookie", cookie.encode())]
+    )
+    assert (await communicator.connect())[0]
+    await communicator.send_json_to({"resume": {}, "since_run": None})
+    assert (await communicator.receive_json_from(timeout=5))["type"] == "replay_done"  # signed in: served
+    await sync_to_async(browser.logout)()  # another tab signs out: the session is gone
+    await communicator.send_json_to({"resume": {str(run.pk): 0}, "since_run": run.pk})
+    assert await _closed_with(communicator, 4403)
+    await communicator.wait()
