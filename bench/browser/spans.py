@@ -22,6 +22,7 @@ MARKS = (
     "admitted",
     "leased",
     "driving",
+    "started",
     "context",
     "toolbox",
     "agent",
