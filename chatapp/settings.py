@@ -233,9 +233,6 @@ LARGE_VALUE_MIN_CHARS = env_int("CLEARLOOP_LARGE_VALUE_MIN_CHARS", 8192, minimum
 # not a thread count. The runs share the process's one asyncio loop; the Celery task only admits a
 # run and returns. Set from the measured capacity: docs/performance.md.
 WORKER_RUNS = env_int("CLEARLOOP_WORKER_RUNS", 200, minimum=1)
-# How many of those runs may be starting at once (context, toolbox, first request): the rest wait their
-# turn, so a burst of sends does not stall the streams already running (chatapp/worker/start_gate.py).
-WORKER_STARTS = env_int("CLEARLOOP_WORKER_STARTS", 8, minimum=1)
 # Celery threads per worker: they take leases and answer the chat page's MCP look-ups, no run holds
 # one. While the worker is full, up to this many run messages wait in it for a slot.
 WORKER_THREADS = env_int("CLEARLOOP_WORKER_THREADS", 8, minimum=2)

@@ -22,7 +22,6 @@ MARKS = (
     "admitted",
     "leased",
     "driving",
-    "started",
     "context",
     "toolbox",
     "agent",

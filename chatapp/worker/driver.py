@@ -74,18 +74,17 @@ async def drive_run(
     delivery only; read again here when it is missing or failed."""
     spans = spans or StartSpans(run_id)
     spans.mark("driving")
-    async with runtime.starts.start(spans):  # left at the engine's first event
-        loaded = await _collect(ahead) if ahead is not None else None
-        if loaded is None:
-            loaded = await runtime.db(_load_start, run_id)
-        ctx, host = loaded
-        spans.mark("context")
-        # Every durable write checks the lease still holds the run (store.LeaseLost).
-        coalesce = settings.STREAM_COALESCE_MS
-        recorder = RunRecorder(runtime, run_id, ctx.conversation_id, ctx.last_seq, coalesce, lease)
-        recorder.spans = spans
-        async with recorder:  # watches the run for a user's stop while it is driven
-            await _drive(runtime, ctx, recorder, lease, host)
+    loaded = await _collect(ahead) if ahead is not None else None
+    if loaded is None:
+        loaded = await runtime.db(_load_start, run_id)
+    ctx, host = loaded
+    spans.mark("context")
+    # Every durable write checks the lease still holds the run (store.LeaseLost).
+    coalesce = settings.STREAM_COALESCE_MS
+    recorder = RunRecorder(runtime, run_id, ctx.conversation_id, ctx.last_seq, coalesce, lease)
+    recorder.spans = spans
+    async with recorder:  # watches the run for a user's stop while it is driven
+        await _drive(runtime, ctx, recorder, lease, host)
 
 
 def _load_start(run_id: int) -> tuple[RunContext, tuple | SignInRequired]:

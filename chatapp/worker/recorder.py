@@ -121,7 +121,6 @@ class RunRecorder:
         self.book.tool_infos = infos
 
     async def emit(self, event: ev.Event) -> None:
-        self.spans.started()  # the first event: the next run may start (start_gate.py)
         event = redact_event(event)  # one redaction for all that is stored, logged and published
         self.book.note(event)
         if isinstance(event, DELTAS):

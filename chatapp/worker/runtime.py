@@ -21,7 +21,6 @@ import httpx
 from chatapp.worker.carrier import RunCarrier
 from chatapp.worker.frame_batch import FrameBatcher
 from chatapp.worker.model_http import ModelClient
-from chatapp.worker.start_gate import StartGate
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +39,6 @@ class WorkerRuntime:
         from django.conf import settings
 
         self.runs = RunCarrier(settings.WORKER_RUNS)
-        self.starts = StartGate(settings.WORKER_STARTS)
         self.drain_seconds = float(settings.WORKER_DRAIN_SECONDS)
         self._thread.start()
         self._ready.wait()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 log = logging.getLogger("clearloop.start")
@@ -26,7 +25,6 @@ ORDER = (
     "admitted",  # a slot of the worker's capacity is taken
     "leased",  # the lease is committed (the "running" frame goes out)
     "driving",  # the run's task runs on the worker's loop
-    "started",  # its turn to start came (start_gate.py: a few runs start at once)
     "context",  # load_run_context returned
     "toolbox",  # the toolbox is built
     "agent",  # the engine starts (settings assembled)
@@ -40,13 +38,6 @@ class StartSpans:
     run_id: int
     marks: dict[str, float] = field(default_factory=dict)
     reported: bool = False
-    on_started: Callable[[], None] | None = None  # the start gate lets the next run start
-
-    def started(self) -> None:
-        """The engine emitted its first event of this delivery: the run's start is done."""
-        leave, self.on_started = self.on_started, None
-        if leave is not None:
-            leave()
 
     def mark(self, name: str, at: float | None = None) -> None:
         self.marks.setdefault(name, time.time() if at is None else at)

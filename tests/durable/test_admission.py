@@ -15,7 +15,6 @@ import pytest
 
 from chatapp.models import Conversation, Message, Run
 from chatapp.services.runs import start_run
-from chatapp.worker.start_spans import parse
 from tests.durable.harness import wait_run, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
@@ -68,27 +67,3 @@ def test_a_worker_stopped_mid_run_hands_it_back_and_the_next_worker_finishes_it(
     assert run.deliveries == 1
     assert run.events.filter(type="round_finished").count() == 1
     assert Message.objects.filter(run=run, role="assistant").count() == 1
-
-
-def test_a_worker_starts_its_runs_one_at_a_time_when_told_so(cast, demo_tools, durable_stack):
-    # CLEARLOOP_WORKER_STARTS=1: four runs carried at once, but each starts (context, toolbox, first
-    # request prepared) only after the one before it has emitted its first event.
-    durable_stack.stop_worker()  # the four wait in the broker and reach the new worker together
-    runs = []
-    for name in ["alice", "bob", "ada", "otto"]:
-        convo = Conversation.objects.create(owner=cast[name], provider=demo_tools.provider)
-        runs.append(start_run(convo, LONG).pk)
-    durable_stack.start_worker(CLEARLOOP_WORKER_RUNS="8", CLEARLOOP_WORKER_STARTS="1")
-    for run_id in runs:
-        run = wait_run(run_id, timeout=90)
-        assert run.status == "succeeded" and "crash after crash" in run.final_text, (run.status, run.error)
-    spans = {}
-    for line in durable_stack.worker_log().splitlines():
-        if (marks := parse(line)) is not None and marks["run"] in runs:
-            spans[marks["run"]] = marks
-    assert set(spans) == set(runs), durable_stack.worker_log()[-3000:]
-    ordered = sorted(spans.values(), key=lambda m: m["started"])
-    for before, after in zip(ordered, ordered[1:], strict=False):
-        assert after["started"] >= before["prepared"], (before, after)
-    # Some run was already driving while the one before it was starting: it waited at the gate.
-    assert any(after["driving"] < before["prepared"] for before, after in zip(ordered, ordered[1:], strict=False))
