@@ -39,7 +39,7 @@ def execute_run(run_id: int, queued_at: float | None = None) -> None:
     spans.mark("received")
     runtime = get_runtime()
     try:
-        runtime.runs.admit()
+        runtime.runs.admit(run_id)
         spans.mark("admitted")
     except Closing:
         raise Reject("the worker is shutting down", requeue=True) from None

@@ -39,8 +39,8 @@ def summarise(path: str) -> tuple[int, Counter, Counter]:
     with open(path) as f:
         for line in f:
             stack, _, count = line.rstrip("\n").rpartition(" ")
-            if not stack:
-                continue
+            if not stack or not count.isdigit():
+                continue  # a frame name holding a newline (py-spy reads some strings raw) splits a line
             n = int(count)
             total += n
             seen = set()

@@ -37,6 +37,7 @@ class RunCarrier:
         self.capacity = capacity
         self._cond = threading.Condition()
         self._admitted = 0  # slots taken: runs carried plus admissions taking their lease
+        self._waiting: set[int] = set()  # runs whose Celery thread waits here for a slot
         self.closing = False
         self.tasks: dict[int, asyncio.Task] = {}  # run id -> its drive task (touched on the loop only)
         self.peak = 0
@@ -45,11 +46,23 @@ class RunCarrier:
     def carrying(self) -> int:
         return self._admitted
 
-    def admit(self) -> None:
+    @property
+    def waiting(self) -> set[int]:
+        """The runs waiting for a slot (a copy): their messages are here, not lost (``sweep.py``)."""
+        with self._cond:
+            return set(self._waiting)
+
+    def admit(self, run_id: int | None = None) -> None:
         """Block the calling (Celery) thread until a slot is free; ``Closing`` once shutting down."""
         with self._cond:
-            while not self.closing and self._admitted >= self.capacity:
-                self._cond.wait()
+            if run_id is not None:
+                self._waiting.add(run_id)
+            try:
+                while not self.closing and self._admitted >= self.capacity:
+                    self._cond.wait()
+            finally:
+                if run_id is not None:
+                    self._waiting.discard(run_id)
             if self.closing:
                 raise Closing
             self._admitted += 1

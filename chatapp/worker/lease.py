@@ -175,8 +175,10 @@ def runs_of_dead_workers() -> list[int]:
     return taken
 
 
-def lost_queued_runs(grace_seconds: int) -> list[int]:
-    """Queued runs nobody took within ``grace_seconds``: their task message may have been lost."""
+def lost_queued_runs(grace_seconds: int) -> dict[int, float]:
+    """Queued runs nobody took within ``grace_seconds`` (their task message may have been lost), each
+    with how long it has been queued, in seconds."""
     now = timezone.now()
     runs = Run.objects.filter(status=Run.Status.QUEUED, created_at__lt=now - timedelta(seconds=grace_seconds))
-    return list(runs.exclude(lease_expires_at__gt=now).values_list("pk", flat=True))
+    rows = runs.exclude(lease_expires_at__gt=now).values_list("pk", "created_at")
+    return {pk: (now - created).total_seconds() for pk, created in rows}

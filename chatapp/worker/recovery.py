@@ -17,7 +17,9 @@ log = logging.getLogger(__name__)
 
 
 def on_worker_ready(enqueue: Callable[[int], Any]) -> None:
+    from chatapp.worker.backlog import run_queue_backlog
     from chatapp.worker.liveness import start_heartbeat
+    from chatapp.worker.runtime import current_runtime
     from chatapp.worker.sweep import start_sweeper
 
     def enqueue_one(run_id: int) -> None:
@@ -27,7 +29,11 @@ def on_worker_ready(enqueue: Callable[[int], Any]) -> None:
     # (it happened under load) must not leave the worker without its heartbeat and its sweep; both
     # threads retry until it answers (the orphan scan is the sweep's first step).
     start_heartbeat()
-    start_sweeper(enqueue_one)
+    def held() -> set[int]:
+        runtime = current_runtime()
+        return runtime.runs.waiting if runtime is not None else set()
+
+    start_sweeper(enqueue_one, run_queue_backlog, held)
 
 
 def on_worker_closing() -> None:

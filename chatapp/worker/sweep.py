@@ -3,7 +3,12 @@
 - running runs whose worker stopped beating (``runs_of_dead_workers``): within seconds of the death;
 - running runs whose lease lapsed (a worker alive but stuck, or one from before heartbeats);
 - queued runs nobody took within ``RUN_QUEUED_GRACE_SECONDS`` (their task message was lost, or the
-  broker was down when they were sent); enqueued again at most once per grace period.
+  broker was down when they were sent); enqueued again at most once per grace period. Not while
+  their message may simply be waiting its turn: a run this worker holds waiting for a slot of its
+  capacity is not lost, and while the broker's run queue holds messages (a backlog: more runs sent
+  than the workers carry) a queued run is enqueued again only once it has waited
+  ``BACKLOG_PATIENCE`` grace periods. Before, every queued run behind a backlog was enqueued again
+  every 20 s by every worker: the queue grew with duplicates that each took a slot to be refused.
 
 Several workers may enqueue the same run: the lease lets exactly one of them drive it, so nothing
 runs twice.
@@ -25,9 +30,21 @@ from chatapp.worker.liveness import forget_old_workers
 log = logging.getLogger(__name__)
 
 
+BACKLOG_PATIENCE = 10  # grace periods a queued run may wait behind a backlog before it counts as lost
+
+
 class Sweeper:
-    def __init__(self, enqueue: Callable[[int], None]) -> None:
+    def __init__(
+        self,
+        enqueue: Callable[[int], None],
+        backlog: Callable[[], int] = lambda: 0,
+        held: Callable[[], set[int]] = set,
+    ) -> None:
+        """``backlog``: messages waiting in the broker's run queue; ``held``: runs this worker's
+        Celery threads hold, waiting for a slot of its capacity."""
         self.enqueue = enqueue
+        self.backlog = backlog
+        self.held = held
         self.requeued_at: dict[int, float] = {}  # queued run -> when this worker last enqueued it
 
     def sweep_once(self) -> list[int]:
@@ -50,11 +67,27 @@ class Sweeper:
         now = time.monotonic()
         lost = lost_queued_runs(grace)
         self.requeued_at = {k: v for k, v in self.requeued_at.items() if k in lost}
-        due = [run_id for run_id in lost if now - self.requeued_at.get(run_id, -grace) >= grace]
+        held = self.held()
+        due = [
+            run_id
+            for run_id in lost
+            if run_id not in held and now - self.requeued_at.get(run_id, -grace) >= grace
+        ]
+        if due and (waiting := self._backlog()):
+            patient = [run_id for run_id in due if lost[run_id] < BACKLOG_PATIENCE * grace]
+            log.debug("%s queued runs wait behind %s messages in the run queue", len(patient), waiting)
+            due = [run_id for run_id in due if run_id not in patient]
         for run_id in due:
             self.requeued_at[run_id] = now
             log.warning("run %s: queued for over %s s without a worker; enqueuing it again", run_id, grace)
         return due
+
+    def _backlog(self) -> int:
+        try:
+            return self.backlog()
+        except Exception:  # noqa: BLE001 - the broker cannot be asked: treat it as no backlog
+            log.warning("could not read the run queue's length", exc_info=True)
+            return 0
 
     def on_start(self) -> None:
         """Once per worker: forget long-dead workers and enqueue runs no live lease covers."""
@@ -76,7 +109,10 @@ class Sweeper:
             time.sleep(settings.RUN_SWEEP_SECONDS)
 
 
-def start_sweeper(enqueue: Callable[[int], None]) -> threading.Thread:
-    thread = threading.Thread(target=Sweeper(enqueue).forever, name="clearloop-sweep", daemon=True)
+def start_sweeper(
+    enqueue: Callable[[int], None], backlog: Callable[[], int], held: Callable[[], set[int]]
+) -> threading.Thread:
+    sweeper = Sweeper(enqueue, backlog, held)
+    thread = threading.Thread(target=sweeper.forever, name="clearloop-sweep", daemon=True)
     thread.start()
     return thread

@@ -10,13 +10,15 @@ import pytest
 from chatapp.worker.carrier import Closing, RunCarrier
 
 
-def _admit_in_thread(carrier: RunCarrier) -> tuple[threading.Thread, threading.Event, list[BaseException]]:
+def _admit_in_thread(
+    carrier: RunCarrier, run_id: int | None = None
+) -> tuple[threading.Thread, threading.Event, list[BaseException]]:
     admitted = threading.Event()
     errors: list[BaseException] = []
 
     def go() -> None:
         try:
-            carrier.admit()
+            carrier.admit(run_id)
             admitted.set()
         except BaseException as exc:  # noqa: BLE001 - handed to the test
             errors.append(exc)
@@ -37,6 +39,19 @@ def test_a_full_carrier_makes_the_next_admission_wait_until_a_run_ends():
     assert admitted.wait(10) and not errors
     thread.join(10)
     assert carrier.carrying == 2 and carrier.peak == 2
+
+
+def test_the_runs_waiting_for_a_slot_are_known_until_admitted():
+    # The sweep does not take a run waiting here for a lost one (sweep.py).
+    carrier = RunCarrier(1)
+    carrier.admit(1)
+    thread, admitted, errors = _admit_in_thread(carrier, 7)
+    assert not admitted.wait(0.2)
+    assert carrier.waiting == {7}
+    carrier.release()
+    assert admitted.wait(10) and not errors
+    thread.join(10)
+    assert carrier.waiting == set()
 
 
 def test_closing_wakes_a_waiting_admission_with_closing():
