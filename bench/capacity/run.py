@@ -223,6 +223,7 @@ def measure(target: Target, up_base: str, args) -> dict[str, Any]:
         spy.wait(60)
     load_after = os.getloadavg()
     runs, deltas = collect(target.db_url, run_ids)
+    requeued, refused = sweep_counts(target.data_dir / "logs")
     stamps = httpx.get(up_base + "/stamps", timeout=60).json()
     row = figures(runs, deltas, rid_of, stamps, args.tokens, committed)
     cpu: dict[str, float] = {}
@@ -238,11 +239,25 @@ def measure(target: Target, up_base: str, args) -> dict[str, Any]:
         "worker_peak_rss_mb": round(sampler.peak_rss.get("worker", 0)),
         "daphne_peak_rss_mb": round(sampler.peak_rss.get("daphne", 0)),
         "worker_peak_threads": threads_peak,
+        # The sweep's "queued for over N s; enqueuing it again", and deliveries that found their run
+        # taken (a duplicate message: a lease refused or held by a live worker).
+        "sweep_requeued": requeued,
+        "duplicate_deliveries": refused,
         "cpu_ms_per_run": {k: round(v, 1) for k, v in cpu.items()},
         "load_before": load_before,
         "load_after": load_after,
         "at": datetime.now().strftime("%Y-%m-%d %H:%M:%S"),
     }
+
+
+def sweep_counts(log_dir: Path) -> tuple[int, int]:
+    requeued = refused = 0
+    for path in sorted(log_dir.glob("worker*.log")):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                requeued += "enqueuing it again" in line
+                refused += "not started:" in line or "is driven by a live worker" in line
+    return requeued, refused
 
 
 def fmt(v: float | None) -> str:
@@ -258,6 +273,7 @@ def print_row(r: dict[str, Any]) -> None:
         f"start delay p50/p99 {fmt(r['start_delay_p50_ms'])}/{fmt(r['start_delay_p99_ms'])} ms; "
         f"peak concurrent streams {r['peak_concurrent_streams']}; worker RSS {r['worker_peak_rss_mb']} MB, "
         f"threads {r['worker_peak_threads']}; CPU ms/run {r['cpu_ms_per_run']}; sent in {r['send_seconds']} s; "
+        f"sweep re-enqueued {r.get('sweep_requeued', '-')}, duplicate deliveries {r.get('duplicate_deliveries', '-')}; "
         f"load {r['load_before'][0]:.1f} -> {r['load_after'][0]:.1f}",
         flush=True,
     )
@@ -271,6 +287,12 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=200)
     parser.add_argument("--senders", type=int, default=1, help="processes sending the runs")
     parser.add_argument("--threads", type=int, default=0, help="runall --threads (trees with the carrier)")
+    parser.add_argument(
+        "--capacity", type=int, default=0, help="CLEARLOOP_WORKER_RUNS (default: --runs; lower makes a backlog)"
+    )
+    parser.add_argument(
+        "--grace", type=int, default=900, help="CLEARLOOP_RUN_QUEUED_GRACE_SECONDS (20 is the default of the app)"
+    )
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--profile", default="", help="directory: py-spy (--gil) of the worker")
     parser.add_argument("--out", default="")
@@ -293,13 +315,15 @@ def main() -> None:
         wait_for(lambda: port_open("127.0.0.1", up_port), 60, "the fake upstream", upstream)
         for spec in args.target or ["clearloop="]:
             label, _, path = spec.partition("=")
+            capacity = args.capacity or args.runs
             target = Target(
-                label, Path(path or ROOT).resolve(), "prod", 1, args.runs, up_base + "/v1", data_root / label
+                label, Path(path or ROOT).resolve(), "prod", 1, capacity, up_base + "/v1", data_root / label
             )
             # The burst's runs are created in one transaction that takes a minute at 1,000 runs on the
             # loaded machine: at its commit they are all "queued for over 20 s", and the sweep's rule
             # for lost queued runs would enqueue every one of them again (harmless, but measured).
-            target.extra_env = {"CLEARLOOP_RUN_QUEUED_GRACE_SECONDS": "900"}
+            # (--grace 20 measures what the sweep does with a backlog: see "requeued" in the row).
+            target.extra_env = {"CLEARLOOP_RUN_QUEUED_GRACE_SECONDS": str(args.grace)}
             if args.threads:
                 target.extra_argv = ["--threads", str(args.threads)]
             try:
