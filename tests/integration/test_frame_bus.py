@@ -107,3 +107,34 @@ async def test_many_sockets_joining_at_once_share_one_working_subscription(layer
     assert len(bus._subscriptions) == 1
     for i in range(20):
         await bus.leave(layer, f"conversation.{100 + i}", i)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_socket_on_the_bus_stops_getting_frames_once_its_user_may_not_see_them(cast, monkeypatch):
+    # The path every browser socket takes in production (the frame bus, not the channel-layer group):
+    # access is asked again while frames flow (consumers.ACCESS_RECHECK_SECONDS).
+    from asgiref.sync import sync_to_async
+    from channels.layers import get_channel_layer
+    from channels.routing import URLRouter
+    from channels.testing import WebsocketCommunicator
+    from django.contrib.auth import get_user_model
+
+    from chatapp import consumers, frames
+    from chatapp.routing import websocket_urlpatterns
+    from tests.audit.conftest import make_run
+
+    if settings.EMBEDDED_REDIS:
+        pytest.skip("needs REDIS_URL (make test sets it)")
+    run = await sync_to_async(make_run)(cast["alice"], text="private")
+    communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/conversations/{run.conversation_id}/")
+    communicator.scope["user"] = cast["alice"]
+    assert (await communicator.connect())[0]
+    layer, group = get_channel_layer(), frames.group(run.conversation_id)
+    assert frame_bus.supports(layer)
+    await publish_many(layer, [(group, {"type": "run.frame", "text": '{"n": 1}'})])
+    assert await communicator.receive_from(timeout=5) == '{"n": 1}'
+    await get_user_model().objects.filter(pk=cast["alice"].pk).aupdate(is_active=False)
+    monkeypatch.setattr(consumers, "ACCESS_RECHECK_SECONDS", 0.0)
+    await publish_many(layer, [(group, {"type": "run.frame", "text": '{"n": 2}'})])
+    assert await communicator.receive_output(timeout=5) == {"type": "websocket.close", "code": 4403}
+    await communicator.wait()
