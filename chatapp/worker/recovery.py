@@ -29,7 +29,9 @@ def on_worker_ready(enqueue: Callable[[int], Any]) -> None:
     # (it happened under load) must not leave the worker without its heartbeat and its sweep; both
     # threads retry until it answers (the orphan scan is the sweep's first step).
     start_heartbeat()
+
     def held() -> set[int]:
+        """The runs this worker's Celery threads hold for a slot: not lost (``sweep.py``)."""
         runtime = current_runtime()
         return runtime.runs.waiting if runtime is not None else set()
 
