@@ -106,14 +106,20 @@ async def test_timeout_cancels_on_the_server(box, files):
 
 
 async def test_caller_cancellation_reaches_the_server(box, files):
-    before = len(files["cancel"].read_text().splitlines())
+    # The suite spreads this module's tests over pytest-xdist processes (--dist loadgroup), so
+    # the timeout test may have run elsewhere and the server may not have written its log yet.
+    log = files["cancel"]
+    before = len(log.read_text().splitlines()) if log.exists() else 0
     task = asyncio.create_task(box.pool.call_tool("raw", "hang", {}, timeout=30))
-    # Cancel once the request is in flight: the session has an outstanding request id.
-    session = box.pool._conns["raw"].client.session
-    for _ in range(500):
-        if session._dispatcher._pending:
+    # Cancel once the request is in flight: the session has an outstanding request id. Run alone,
+    # this test's call is also the one that starts the server, so wait for the connection too.
+    for _ in range(1000):
+        conn = box.pool._conns.get("raw")
+        session = conn and conn.client and conn.client.session
+        if session and session._dispatcher._pending:
             break
         await asyncio.sleep(0.005)
+    assert session and session._dispatcher._pending, "the call never reached the server"
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
