@@ -337,7 +337,11 @@ def worker_ready() -> bool:
     from chatapp.celery import app
 
     try:
-        return bool(app.control.ping(timeout=0.5))
+        with app.connection_for_write() as conn:
+            # One quick try: with no broker listening, the ping's own connection retries for ~6 s,
+            # which `manage.py chat` paid on every start and each poll of a starting stack paid again.
+            conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, interval_max=0.2)
+            return bool(app.control.ping(timeout=0.5, connection=conn))
     except Exception:  # noqa: BLE001 - broker not up yet
         return False
 

@@ -57,3 +57,18 @@ def test_runall_on_a_taken_port_says_so_and_starts_nothing(monkeypatch):
         for sig, handler in saved.items():
             signal.signal(sig, handler)
     assert started == []
+
+
+def test_with_no_broker_listening_no_worker_is_found_at_once(monkeypatch):
+    # `manage.py chat` asks before starting a local stack; the ping's own connection used to retry
+    # for ~6 s against a closed port before saying no.
+    import time
+
+    from chatapp.celery import app
+    from chatapp.devstack import worker_ready
+
+    monkeypatch.setattr(app.conf, "broker_url", f"redis://127.0.0.1:{free_port()}/0")
+    monkeypatch.setattr(app.conf, "broker_write_url", None, raising=False)
+    started = time.monotonic()
+    assert worker_ready() is False
+    assert time.monotonic() - started < 2
