@@ -11,50 +11,9 @@ import sys
 from pathlib import Path
 
 import psutil
-import pytest
 
 from chatapp.devstack import port_open, wait_for
-from tests.integration.stack import free_port
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def embedded_env(tmp_path: Path) -> dict[str, str]:
-    port, redis_port = free_port(), free_port()
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
-    env.update(
-        {
-            "DEBUG": "1",
-            "CLEARLOOP_DATA_DIR": str(tmp_path / "data"),
-            "PORT": str(port),
-            "CLEARLOOP_EMBEDDED_REDIS_PORT": str(redis_port),
-            # Slow enough that the answer spans several frames even when a loaded machine widens the
-            # worker's coalescing window (4 x its loop lag): at 200 tokens/s a busy machine sent 2.
-            "DEMO_MODEL_TOKENS_PER_SECOND": "50",
-            "CLEARLOOP_QUEUE": f"embedded-{port}",
-        }
-    )
-    return env
-
-
-def manage(env: dict[str, str], *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-@pytest.fixture
-def seeded(tmp_path):
-    env = embedded_env(tmp_path)
-    for args in (("migrate", "--noinput"), ("seed_demo",)):
-        result = manage(env, *args)
-        assert result.returncode == 0, result.stderr
-    return env
+from tests.integration.embedded import ROOT, manage
 
 
 def test_chat_command_runs_through_sqlite_and_a_self_started_redis(seeded):
@@ -71,8 +30,8 @@ def test_chat_command_runs_through_sqlite_and_a_self_started_redis(seeded):
 
 
 def test_chat_command_exits_non_zero_when_the_run_fails(seeded):
+    # The demo provider's row follows the environment when the run starts (ensure_env_providers).
     env = {**seeded, "DEMO_MODEL_URL": "http://127.0.0.1:9/v1"}
-    assert manage(env, "seed_demo").returncode == 0
     result = manage(env, "chat", "--user", "demo", "--message", "hi", "--json")
     assert result.returncode == 1
     assert json.loads(result.stdout)["status"] == "failed"

@@ -14,8 +14,8 @@ import psutil
 import pytest
 
 from chatapp.devstack import port_open, wait_for
+from tests.integration.embedded import ROOT, manage
 from tests.integration.stack import free_port
-from tests.integration.test_embedded_defaults import ROOT, manage, seeded  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.timeout(400)
 
@@ -37,7 +37,7 @@ def child(proc: subprocess.Popen, marker: str) -> psutil.Process | None:
     return None
 
 
-def test_runall_restarts_each_child_that_dies_and_keeps_answering(seeded, tmp_path):  # noqa: F811
+def test_runall_restarts_each_child_that_dies_and_keeps_answering(seeded, tmp_path):
     # Its own demo MCP port: the default one may be served by another stack on this machine.
     env = {**seeded, "PYTHONUNBUFFERED": "1", "CLEARLOOP_DEMO_MCP_PORT": str(free_port())}
     console = tmp_path / "console.txt"
