@@ -341,7 +341,8 @@ def worker_ready() -> bool:
             # One quick try: with no broker listening, the ping's own connection retries for ~6 s,
             # which `manage.py chat` paid on every start and each poll of a starting stack paid again.
             conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0.2, interval_max=0.2)
-            return bool(app.control.ping(timeout=0.5, connection=conn))
+            # limit=1: any one worker's answer is enough, so do not wait out the timeout for others.
+            return bool(app.control.ping(timeout=0.5, connection=conn, limit=1))
     except Exception:  # noqa: BLE001 - broker not up yet
         return False
 

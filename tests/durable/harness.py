@@ -99,7 +99,7 @@ class DurableStack:
         from chatapp.celery import app
 
         try:
-            return bool(app.control.ping(destination=[self.worker_name], timeout=0.5))
+            return bool(app.control.ping(destination=[self.worker_name], timeout=0.5, limit=1))
         except Exception:  # noqa: BLE001 - broker not reachable yet
             return False
 

@@ -130,6 +130,6 @@ def spawn_second_worker(durable_stack, env: dict[str, str]):
     proc = durable_stack.stack.start_worker("worker-2", 8, node=name, env=env)
     from chatapp.celery import app
 
-    wait_for(lambda: bool(app.control.ping(destination=[name], timeout=0.5)), 60, "a second worker", proc)
+    wait_for(lambda: bool(app.control.ping(destination=[name], timeout=0.5, limit=1)), 60, "a second worker", proc)
     assert os.getpgid(proc.pid) == proc.pid
     return proc
