@@ -256,11 +256,13 @@ def _default_language_after_each_test():
 
 
 @pytest.fixture(autouse=True)
-def fast_passwords(request, settings):
-    """Users are created per test; the default hasher would dominate the run time (about 1 s per
-    test here). Browser tests log in through a live server that knows only the default hashers."""
-    if request.node.get_closest_marker("browser") is None:
-        settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def fast_passwords(settings):
+    """Users are created per test; the default hasher would dominate the run time (about 2 s per
+    test here). The stacks the tests start hash the same way (tests/live_settings.py), so a user
+    made here logs in there."""
+    from tests.live_settings import PASSWORD_HASHERS
+
+    settings.PASSWORD_HASHERS = PASSWORD_HASHERS
 
 
 @pytest.fixture

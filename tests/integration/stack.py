@@ -33,6 +33,8 @@ def stack_env(port: int, data_dir: Path, **extra: str) -> dict[str, str]:
         "CLEARLOOP_RUN_SWEEP_SECONDS": "1",
         # The pytest process runs unpooled (pyproject.toml); the stack's processes pool as deployed.
         "DB_POOL_MAX_SIZE": os.environ.get("CLEARLOOP_STACK_DB_POOL_MAX_SIZE", "16"),
+        # The app's settings with the tests' fast password hasher (users log in through this stack).
+        "DJANGO_SETTINGS_MODULE": "tests.live_settings",
     }
     env.update(extra)
     return env
