@@ -15,6 +15,7 @@ from file times: a clone gives every file the same time. A flag names another fi
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -39,11 +40,11 @@ class Line:
     floor_what: str = ""
     limit: float | None = None
 
-    def below_floor(self) -> bool:
-        return self.floor is not None and self.limit is not None and self.floor > self.limit
-
     reason: str = ""  # why it is not met, as measured (bench/results/current.json)
     value: float | None = None  # the figure as a number, to say how far above the floor it is
+
+    def below_floor(self) -> bool:
+        return self.floor is not None and self.limit is not None and self.floor > self.limit
 
     def text(self) -> str:
         verdict = {True: "met", False: f"NOT met ({self.reason or 'reason: ' + WHY})", None: "not measured"}[
@@ -60,6 +61,7 @@ class Line:
         return f"{self.target:<50} {self.figure:<40} {self.bound:<12} {verdict}"
 
 
+@functools.cache
 def manifest() -> dict[str, Any]:
     return json.loads(MANIFEST.read_text()) if MANIFEST.exists() else {}
 
@@ -90,9 +92,8 @@ def send_floor(doc: dict[str, Any], c: int) -> tuple[float | None, str]:
     row = next((r for r in doc.get("send_floor") or [] if r.get("c") == c), None)
     if not row:
         return None, ""
-    return row[
-        "p50_ms"
-    ], f"a minimal send (POST, one INSERT, commit) takes {row['p50_ms']:.1f} ms p50 at C={c}"
+    p50 = row["p50_ms"]
+    return p50, f"a minimal send (POST, one INSERT, commit) takes {p50:.1f} ms p50 at C={c}"
 
 
 def ttft_lines(doc: dict[str, Any], rows: list[dict[str, Any]]) -> Iterator[Line]:
@@ -300,6 +301,12 @@ def idle_stop_lines(doc: dict[str, Any], label: str | None) -> Iterator[Line]:
     )
 
 
+def shown(path: Path) -> str:
+    """A path as the repository names it (the files of record), else as given."""
+    root = RESULTS.parent.parent
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
 def fmt(value: float | None, unit: str) -> str:
     return "-" if value is None else f"{value:,.1f} {unit}"
 
@@ -338,7 +345,7 @@ def main() -> None:
     args = parser.parse_args()
     browser = load(args.browser)
     rows = ours(browser)
-    named = (
+    named = [
         args.browser,
         args.stop_idle,
         args.capacity,
@@ -346,21 +353,8 @@ def main() -> None:
         args.runs,
         args.scale,
         *args.failures,
-    )
-    print(
-        "files:",
-        ", ".join(
-            sorted(
-                {
-                    str(p.relative_to(RESULTS.parent.parent))
-                    if p.is_relative_to(RESULTS.parent.parent)
-                    else str(p)
-                    for p in named
-                    if p
-                }
-            )
-        ),
-    )
+    ]
+    print("files:", ", ".join(sorted({shown(p) for p in named if p})))
     if MANIFEST.exists() and "measured" in manifest():
         print("measured:", manifest()["measured"])
     loaded_rows = rows + [
