@@ -15,7 +15,9 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_app = get_asgi_application()
 
-from chatapp import slow_sockets  # noqa: E402
+from chatapp import gil, slow_sockets  # noqa: E402
+
+gil.tune(settings.GIL_SWITCH_MS)
 from chatapp.http_pacing import paced  # noqa: E402
 
 slow_sockets.install(settings.WS_SEND_BUFFER_BYTES)

@@ -238,6 +238,9 @@ WORKER_RUNS = env_int("CLEARLOOP_WORKER_RUNS", 200, minimum=1)
 WORKER_THREADS = env_int("CLEARLOOP_WORKER_THREADS", 8, minimum=2)
 # On a warm shutdown, how long the carried runs get to end before they are handed back unfinished.
 WORKER_DRAIN_SECONDS = env_float("CLEARLOOP_WORKER_DRAIN_SECONDS", 10.0, minimum=0)
+# The GIL's switch interval in daphne and the worker, in ms (CPython's default: 5): their asyncio loop
+# gets the GIL back sooner from threads doing ORM work (chatapp/gil.py, docs/performance.md).
+GIL_SWITCH_MS = env_float("CLEARLOOP_GIL_SWITCH_MS", 0.5, minimum=0.05)
 # A websocket whose client has this much unread data waiting is dropped (it back-fills on reconnect).
 WS_SEND_BUFFER_BYTES = env_int("CLEARLOOP_WS_SEND_BUFFER_BYTES", 4 * 2**20, minimum=65536)
 # 50 ms: a frame costs about the same whatever its size; 50 ms keeps a token's wait within target 4's

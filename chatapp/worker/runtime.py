@@ -27,6 +27,11 @@ log = logging.getLogger(__name__)
 
 class WorkerRuntime:
     def __init__(self) -> None:
+        from django.conf import settings
+
+        from chatapp import gil
+
+        gil.tune(settings.GIL_SWITCH_MS)
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="clearloop-runtime", daemon=True)
         self._ready = threading.Event()
@@ -36,8 +41,6 @@ class WorkerRuntime:
         self._frames: FrameBatcher | None = None
         # Django's ORM is synchronous: a few dedicated threads keep one connection each.
         self.db_executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="clearloop-db")
-        from django.conf import settings
-
         self.runs = RunCarrier(settings.WORKER_RUNS)
         self.drain_seconds = float(settings.WORKER_DRAIN_SECONDS)
         self._thread.start()

@@ -1,0 +1,50 @@
+"""daphne and the worker hand the GIL back to their asyncio loop within ``GIL_SWITCH_MS``
+(chatapp/gil.py): measured, CPython's 5 ms default let a burst of run starts on the DB threads hold
+every stream's tokens back (docs/performance.md, session 14)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from chatapp.worker.runtime import WorkerRuntime
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture
+def restore_interval():
+    before = sys.getswitchinterval()
+    yield
+    sys.setswitchinterval(before)
+
+
+def test_the_worker_runtime_sets_the_configured_interval(settings, restore_interval):
+    settings.GIL_SWITCH_MS = 0.7
+    sys.setswitchinterval(0.005)
+    runtime = WorkerRuntime()
+    try:
+        assert sys.getswitchinterval() == pytest.approx(0.0007)
+    finally:
+        runtime.close()
+
+
+@pytest.mark.parametrize(("configured", "expected"), [("", 0.0005), ("2", 0.002)])
+def test_the_asgi_process_sets_the_configured_interval(configured, expected):
+    env = {**os.environ, "CLEARLOOP_GIL_SWITCH_MS": configured, "DJANGO_SETTINGS_MODULE": "chatapp.settings"}
+    code = "import sys, chatapp.asgi; print(sys.getswitchinterval())"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert float(out.stdout.strip().splitlines()[-1]) == pytest.approx(expected)
+
+
+def test_a_bad_interval_is_refused_with_its_name():
+    env = {**os.environ, "CLEARLOOP_GIL_SWITCH_MS": "0", "DJANGO_SETTINGS_MODULE": "chatapp.settings"}
+    out = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode != 0 and "CLEARLOOP_GIL_SWITCH_MS" in out.stderr
