@@ -93,10 +93,8 @@ async def publish(conversation_id: int, frames: list[Frame], layer: Any = None) 
         for item in frames:
             bounded = bounded_frame(dict(item))
             if frame_bus.supports(layer):
-                # Sockets listen on the bus; the group has members only outside the browser (SSE).
-                text = json.dumps(bounded, ensure_ascii=False)
-                await frame_bus.publish(layer, name, text)
-                await layer.group_send(name, {"type": MESSAGE_TYPE, "text": text})
+                # Every live follower listens on the bus (sockets, SSE readers, manage.py chat).
+                await frame_bus.publish(layer, name, json.dumps(bounded, ensure_ascii=False))
             else:
                 await layer.group_send(name, {"type": MESSAGE_TYPE, "frame": bounded})
     except Exception:  # noqa: BLE001 - Redis down: stored already; clients back-fill

@@ -1,10 +1,11 @@
 """Following a run's event log from outside the browser: the REST API's SSE stream and the
 OpenAI-compatible stream read it here.
 
-The event log in PostgreSQL is the source of truth; the conversation's channel-layer group (the one
-the worker publishes every frame to) only wakes the reader up. Each wake-up reads the stored events
-after the last sequence number handed out, so every event is yielded once and in order, whether it
-arrived live, while the reader was busy, or before it started (a resume with ``Last-Event-ID``).
+The event log in PostgreSQL is the source of truth; the conversation's live frames (its frame-bus
+channel, the one the worker publishes every frame to) only wake the reader up. Each wake-up reads
+the stored events after the last sequence number handed out, so every event is yielded once and in
+order, whether it arrived live, while the reader was busy, or before it started (a resume with
+``Last-Event-ID``).
 If Redis is away the reader still polls the database once per ``POLL_SECONDS``.
 """
 
@@ -20,6 +21,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import InterfaceError, OperationalError
 
+from chatapp import frame_bus
 from chatapp.models import TERMINAL_STATUSES, Run, RunEvent
 from chatapp.redaction import shown
 
@@ -65,14 +67,7 @@ def _in_sequence(events: list[StoredEvent], after: int) -> list[StoredEvent]:
 
 async def follow(run_id: int, conversation_id: int, after: int = 0) -> AsyncIterator[StoredEvent | Idle]:
     """Every stored event with ``seq > after``, then live ones, until the run has ended."""
-    layer = get_channel_layer()
-    group = f"conversation.{conversation_id}"
-    channel = await layer.new_channel()
-    try:
-        await layer.group_add(group, channel)
-    except Exception:  # noqa: BLE001 - no Redis: poll the database only
-        log.warning("following run %s without live wake-ups", run_id, exc_info=True)
-        channel = None
+    waker = await _Waker.listen(conversation_id)
     try:
         while True:
             try:
@@ -91,26 +86,70 @@ async def follow(run_id: int, conversation_id: int, after: int = 0) -> AsyncIter
                 continue
             if status in TERMINAL_STATUSES:
                 return
-            if not await _wait(layer, channel):
+            if not await waker.wait():
                 yield Idle()
     finally:
-        if channel is not None:
+        await waker.close()
+
+
+class _Waker:
+    """Wakes the reader when a frame of the conversation is published. Frames come from the
+    conversation's bus channel (``frame_bus.py``, as the browser's sockets get them) or, with a
+    channel layer that has no bus, from its group; without Redis the reader polls."""
+
+    def __init__(self, conversation_id: int) -> None:
+        self.layer = get_channel_layer()
+        self.group = f"conversation.{conversation_id}"
+        self.arrived = asyncio.Event()
+        self.on_bus = False
+        self.channel: str | None = None
+
+    @classmethod
+    async def listen(cls, conversation_id: int) -> _Waker:
+        waker = cls(conversation_id)
+        try:
+            if frame_bus.supports(waker.layer):
+                await frame_bus.bus().join(waker.layer, waker.group, id(waker), waker._woken, waker._lost)
+                waker.on_bus = True
+            elif waker.layer is not None:
+                waker.channel = await waker.layer.new_channel()
+                await waker.layer.group_add(waker.group, waker.channel)
+        except Exception:  # noqa: BLE001 - no Redis: poll the database only
+            log.warning("following %s without live wake-ups", waker.group, exc_info=True)
+            waker.on_bus, waker.channel = False, None
+        return waker
+
+    async def _woken(self, text: str) -> None:
+        self.arrived.set()
+
+    async def _lost(self) -> None:
+        # The subscription broke: frames published meanwhile are gone, so read now, then poll.
+        self.on_bus = False
+        self.arrived.set()
+
+    async def wait(self) -> bool:
+        """True when a frame of the conversation arrived, False after POLL_SECONDS of silence."""
+        if self.channel is not None:
             try:
-                await layer.group_discard(group, channel)
-            except Exception:  # noqa: BLE001 - the membership expires with the group
-                log.warning("leaving %s failed", group, exc_info=True)
-
-
-async def _wait(layer: Any, channel: str | None) -> bool:
-    """True when a frame of the conversation arrived, False after POLL_SECONDS of silence."""
-    if channel is None:
-        await asyncio.sleep(POLL_SECONDS)
-        return False
-    try:
-        await asyncio.wait_for(layer.receive(channel), POLL_SECONDS)
+                await asyncio.wait_for(self.layer.receive(self.channel), POLL_SECONDS)
+                return True
+            except TimeoutError:
+                return False
+            except Exception:  # noqa: BLE001 - Redis went away mid-wait: fall back to polling
+                await asyncio.sleep(POLL_SECONDS)
+                return False
+        try:
+            await asyncio.wait_for(self.arrived.wait(), POLL_SECONDS)
+        except TimeoutError:
+            return False
+        self.arrived.clear()
         return True
-    except TimeoutError:
-        return False
-    except Exception:  # noqa: BLE001 - Redis went away mid-wait: fall back to polling
-        await asyncio.sleep(POLL_SECONDS)
-        return False
+
+    async def close(self) -> None:
+        try:
+            if self.on_bus:
+                await frame_bus.bus().leave(self.layer, self.group, id(self))
+            elif self.channel is not None:
+                await self.layer.group_discard(self.group, self.channel)
+        except Exception:  # noqa: BLE001 - Redis away: the membership expires with the group
+            log.warning("leaving %s failed", self.group, exc_info=True)

@@ -51,9 +51,7 @@ class FrameBatcher:
             for frame in frames:
                 crash.after_stored(frame.kind, frame.payload)
             try:
-                full = await publish_many(self.layer, [(f.group, f.message()) for f in frames])
-                if full:
-                    log.info("%s of %s live frames found their channel full", full, len(frames))
+                await publish_many(self.layer, [(f.group, f.message()) for f in frames])
             except Exception:  # noqa: BLE001 - Redis down: the frames are stored; clients back-fill
                 log.warning("publishing %s frames failed", len(frames), exc_info=True)
             for _, done in batch:

@@ -2,8 +2,7 @@
 
 Only frames already in the event log are published, so a publish that fails (Redis away) loses
 nothing: the client back-fills from the database when it reconnects. Every publish goes through
-``fanout.publish_many``, the path the cross-run batch of live frames takes too, so one clock orders
-all of a process's frames (see ``fanout._score``).
+``fanout.publish_many``, the path the cross-run batch of live frames takes too.
 """
 
 from __future__ import annotations
