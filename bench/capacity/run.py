@@ -139,12 +139,15 @@ def figures(
         rid for rid, r in runs.items() if r["status"] == "succeeded" and r["text"].strip() == want.strip()
     ]
     lags: list[float] = []
+    by_second: dict[int, list[float]] = {}  # lags by when their token was sent, from the first send
+    first = min((s["sends"][0] for s in stamps.values() if s and s.get("sends")), default=0.0)
     slow: dict[int, int] = {}  # run -> its tokens stored over 1 s after they were sent
     for run_id, text, stored in deltas:
         sends = (stamps.get(rid_of.get(runs[run_id]["conversation"], ""), {}) or {}).get("sends") or []
         for k in TOKEN.findall(text):
             if int(k) < len(sends):
                 lags.append((stored - sends[int(k)]) * 1000)
+                by_second.setdefault(int(sends[int(k)] - first), []).append(lags[-1])
                 if lags[-1] > 1000:
                     slow[run_id] = slow.get(run_id, 0) + 1
     starts = []
@@ -167,6 +170,10 @@ def figures(
         "token_lag_p99_ms": pct(lags, 99),
         "token_lag_p999_ms": pct(lags, 99.9),
         "token_lag_max_ms": max(lags) if lags else None,
+        # Where the lag is: the burst of starts or the steady stream (second -> [tokens, p50, p99]).
+        "token_lag_by_second": {
+            t: [len(v), round(pct(v, 50), 1), round(pct(v, 99), 1)] for t, v in sorted(by_second.items())
+        },
         "runs_with_tokens_over_1s": len(slow),
         "tokens_over_1s": sum(slow.values()),
         "start_delay_p50_ms": pct(starts, 50),

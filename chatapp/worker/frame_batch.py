@@ -41,7 +41,7 @@ class FrameBatcher:
             batch, self._queue = self._queue, []
             frames = [frame for frame, _ in batch]
             try:
-                await self.runtime.db(store.append_events, [_row(f) for f in frames])
+                await self.runtime.db_frames(store.append_events, [_row(f) for f in frames])
             except Exception:  # noqa: BLE001 - one bad row must not fail the other runs' frames
                 log.warning(
                     "writing %s frames at once failed; writing them one by one", len(frames), exc_info=True
@@ -65,7 +65,7 @@ class FrameBatcher:
         stored = []
         for frame, done in batch:
             try:
-                await self.runtime.db(store.append_events, [_row(frame)])
+                await self.runtime.db_frames(store.append_events, [_row(frame)])
                 stored.append((frame, done))
             except Exception as exc:  # noqa: BLE001 - handed to the run that made this frame
                 done.set_exception(exc)

@@ -41,6 +41,10 @@ class WorkerRuntime:
         self._frames: FrameBatcher | None = None
         # Django's ORM is synchronous: a few dedicated threads keep one connection each.
         self.db_executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="clearloop-db")
+        # The live frames' writes have a thread of their own: behind the DB threads, the first and last
+        # frames of every stream waited for a burst of run starts and ends (docs/performance.md,
+        # session 14).
+        self.frames_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clearloop-frames")
         self.runs = RunCarrier(settings.WORKER_RUNS)
         self.drain_seconds = float(settings.WORKER_DRAIN_SECONDS)
         self._thread.start()
@@ -120,6 +124,10 @@ class WorkerRuntime:
     async def db[T](self, fn: Callable[..., T], *args: Any) -> T:
         return await self.loop.run_in_executor(self.db_executor, _with_fresh_connection, fn, args)
 
+    async def db_frames[T](self, fn: Callable[..., T], *args: Any) -> T:
+        """``db`` on the live frames' own thread (one write in flight at a time: ``FrameBatcher``)."""
+        return await self.loop.run_in_executor(self.frames_executor, _with_fresh_connection, fn, args)
+
     def db_now[T](self, fn: Callable[..., T], *args: Any) -> T:
         """``db`` for a thread outside the loop (a Celery task): the DB threads, without the loop."""
         return self.db_executor.submit(_with_fresh_connection, fn, args).result()
@@ -159,6 +167,7 @@ class WorkerRuntime:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(timeout=5)
             self.db_executor.shutdown(wait=False, cancel_futures=True)
+            self.frames_executor.shutdown(wait=False, cancel_futures=True)
         return handed_back
 
 

@@ -47,6 +47,8 @@ class Runtime:
     async def db(self, fn: Any, *args: Any) -> Any:
         return await asyncio.to_thread(_in_thread, fn, args)
 
+    db_frames = db  # the real runtime's frames have a thread of their own (test_frames_thread.py)
+
 
 async def listen(layer: InMemoryChannelLayer, group: str) -> str:
     channel = await layer.new_channel()
