@@ -199,10 +199,19 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             return
         if request is None or not await self._allowed_still():
             return
-        stored = await self._stored_frames(*request)
-        for frame in stored:
-            await self.send_json(bounded_frame(dict(frame)))
-        await self.send_json({"type": frames.Kind.REPLAY_DONE, "count": len(stored)})
+        # Live frames that arrive while the stored ones are read wait behind them: sent first, a run's
+        # end could reach the page before the frames just stored ahead of it (a client that resumes
+        # from the highest number it holds would then skip those for good).
+        self._held = self._held if self._held is not None else []
+        try:
+            stored = await self._stored_frames(*request)
+            for frame in stored:
+                await self.send_json(bounded_frame(dict(frame)))
+            await self.send_json({"type": frames.Kind.REPLAY_DONE, "count": len(stored)})
+        finally:
+            while self._held:  # in order; the page applies each (run, seq) once
+                await self.send(text_data=self._held.pop(0))
+            self._held = None
 
     @database_sync_to_async
     def _stored_frames(self, positions: dict[int, int], since_run: int | None) -> list[frames.Frame]:

@@ -1,0 +1,61 @@
+"""A socket's replay goes out before the live frames that arrive while it is read.
+
+Seen in CI (tests/durable/test_reconnect.py): a client resumed, the socket read the stored frames,
+and meanwhile the run's end was published and forwarded at once, ahead of the frame stored just
+before it; a client that resumes from the highest number it holds then skipped that frame for good.
+Here a live frame is published while the replay is being read (the read waits until the bus has
+handed it to the socket), and the client must get the replay, its end marker, then the live frame."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+
+from chatapp import consumers, event_log, frames
+from chatapp.routing import websocket_urlpatterns
+from chatapp.worker.fanout import publish_many
+from tests.audit.conftest import make_run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def test_frames_published_during_the_replay_follow_it(cast, monkeypatch):
+    if settings.EMBEDDED_REDIS:
+        pytest.skip("needs REDIS_URL (make test sets it)")
+    run = await sync_to_async(make_run)(cast["alice"], status="running")
+    stored = await sync_to_async(event_log.stored_frames)(run.conversation_id, {}, run.pk, 100)
+    last = stored[-1]["seq"]
+    live = {"run": run.pk, "seq": last + 1, "type": "status", "data": {"status": "succeeded"}}
+    layer, group = get_channel_layer(), frames.group(run.conversation_id)
+    forwarded = asyncio.Event()
+    forward = consumers.ConversationConsumer._forward
+
+    async def noting_forward(self, text):
+        forwarded.set()
+        await forward(self, text)
+
+    async def slow_read(self, positions, since_run):
+        read = sync_to_async(event_log.stored_frames)
+        frames_read = await read(self.conversation_id, positions, since_run, consumers.REPLAY_LIMIT)
+        await publish_many(layer, [(group, {"type": "run.frame", "text": json.dumps(live)})])
+        await asyncio.wait_for(forwarded.wait(), 5)  # the live frame reached the socket mid-replay
+        return frames_read
+
+    monkeypatch.setattr(consumers.ConversationConsumer, "_forward", noting_forward)
+    monkeypatch.setattr(consumers.ConversationConsumer, "_stored_frames", slow_read)
+    communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/conversations/{run.conversation_id}/")
+    communicator.scope["user"] = cast["alice"]
+    assert (await communicator.connect())[0]
+    await communicator.send_to(text_data=json.dumps({"resume": {str(run.pk): 0}, "since_run": run.pk}))
+    got = [json.loads(await communicator.receive_from(timeout=5)) for _ in range(len(stored) + 2)]
+    assert [f.get("seq") for f in got[: len(stored)]] == [f["seq"] for f in stored]
+    assert got[len(stored)]["type"] == frames.Kind.REPLAY_DONE
+    assert got[-1] == live
+    await communicator.disconnect()
