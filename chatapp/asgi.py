@@ -29,6 +29,12 @@ DEMO_PREFIX = "/demo-llm"
 demo_app = create_app(DemoModelSettings(tokens_per_second=settings.DEMO_MODEL_TOKENS_PER_SECOND))
 
 
+if settings.GC_FREEZE:
+    from chatapp.gc_freeze import freeze_startup  # noqa: E402
+
+    freeze_startup()  # after the app is loaded; below, only functions are defined
+
+
 async def http_app(scope, receive, send):
     path = scope.get("path", "")
     if settings.DEMO_MODE and path.startswith(DEMO_PREFIX + "/"):

@@ -241,6 +241,9 @@ WORKER_DRAIN_SECONDS = env_float("CLEARLOOP_WORKER_DRAIN_SECONDS", 10.0, minimum
 # The GIL's switch interval in daphne and the worker, in ms (CPython's default: 5): their asyncio loop
 # gets the GIL back sooner from threads doing ORM work (chatapp/gil.py, docs/performance.md).
 GIL_SWITCH_MS = env_float("CLEARLOOP_GIL_SWITCH_MS", 0.5, minimum=0.05)
+# Freeze the objects daphne and the worker made while starting, so the garbage collector's full passes
+# skip them (chatapp/gc_freeze.py: a 150-178 ms pause each, 18-21 ms frozen).
+GC_FREEZE = env_bool("CLEARLOOP_GC_FREEZE", True)
 # A websocket whose client has this much unread data waiting is dropped (it back-fills on reconnect).
 WS_SEND_BUFFER_BYTES = env_int("CLEARLOOP_WS_SEND_BUFFER_BYTES", 4 * 2**20, minimum=65536)
 # 50 ms: a frame costs about the same whatever its size; 50 ms keeps a token's wait within target 4's

@@ -32,6 +32,10 @@ class WorkerRuntime:
         from chatapp import gil
 
         gil.tune(settings.GIL_SWITCH_MS)
+        if settings.GC_FREEZE:
+            from chatapp.gc_freeze import freeze_startup
+
+            freeze_startup()  # the runtime starts with the worker's first run: the app is loaded
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="clearloop-runtime", daemon=True)
         self._ready = threading.Event()

@@ -1,9 +1,11 @@
 """daphne and the worker hand the GIL back to their asyncio loop within ``GIL_SWITCH_MS``
 (chatapp/gil.py): measured, CPython's 5 ms default let a burst of run starts on the DB threads hold
-every stream's tokens back (docs/performance.md, session 14)."""
+every stream's tokens back. And they freeze their start-up objects (chatapp/gc_freeze.py): each full
+garbage collection had stopped the worker for 150-178 ms (docs/performance.md, session 14)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -20,6 +22,7 @@ def restore_interval():
     before = sys.getswitchinterval()
     yield
     sys.setswitchinterval(before)
+    gc.unfreeze()  # the runtime froze this test process's objects: let them be collected again
 
 
 def test_the_worker_runtime_sets_the_configured_interval(settings, restore_interval):
@@ -48,3 +51,27 @@ def test_a_bad_interval_is_refused_with_its_name():
         [sys.executable, "-c", "import django; django.setup()"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
     )
     assert out.returncode != 0 and "CLEARLOOP_GIL_SWITCH_MS" in out.stderr
+
+
+def test_the_worker_runtime_freezes_what_exists_when_it_starts(settings, restore_interval):
+    settings.GC_FREEZE = True
+    gc.unfreeze()
+    runtime = WorkerRuntime()
+    try:
+        assert gc.get_freeze_count() > 10_000  # Django, the app, the test's modules
+    finally:
+        runtime.close()
+
+
+@pytest.mark.parametrize(("configured", "frozen"), [(None, True), ("0", False)])
+def test_the_asgi_process_freezes_its_start_up_objects(configured, frozen):
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "chatapp.settings"}
+    env.pop("CLEARLOOP_GC_FREEZE", None)
+    if configured is not None:
+        env["CLEARLOOP_GC_FREEZE"] = configured
+    code = "import gc, chatapp.asgi; print(gc.get_freeze_count())"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=True
+    )
+    count = int(out.stdout.strip().splitlines()[-1])
+    assert (count > 10_000) is frozen, count
