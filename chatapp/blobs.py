@@ -78,6 +78,36 @@ def missing(key: str) -> str:
 
 
 # --- JSON values ---------------------------------------------------------------------------------
+def packed_json(value: Any, alias: str, text: str | None = None) -> str:
+    """The JSON text of ``pack(value, alias)``; ``text``: the value's own, when the caller has it.
+    Most values hold no large string and no key of ours: their text tells so (``_nothing_to_pack``)
+    and the walk is skipped (on a round's 14 KB frame the walk took 0.56 ms, the check 0.03 ms)."""
+    from chatapp import json_text
+
+    text = json_text.dumps(value) if text is None else text
+    if _nothing_to_pack(text):
+        return text
+    return json_text.dumps(pack(value, alias))
+
+
+def _nothing_to_pack(text: str) -> bool:
+    """True when the JSON ``text`` has no string of ``LARGE_VALUE_MIN_CHARS`` characters or more and
+    no ``$blob``, ``$esc`` or ``$parsed`` key; False when unsure.
+
+    A string's encoded form is at least as long as the string, and it lies between two unescaped
+    quotes. Escaped backslashes and quotes are first replaced by two letters each (same length), so
+    the pieces between the remaining quotes are whole strings (or what lies between them, which can
+    only make this answer "unsure")."""
+    if len(text) < settings.LARGE_VALUE_MIN_CHARS:
+        longest = len(text)
+    else:
+        plain = text.replace("\\\\", "xx").replace('\\"', "xx")
+        longest = max(map(len, plain.split('"')))
+    if longest >= settings.LARGE_VALUE_MIN_CHARS:
+        return False
+    return not any(f'"{key}"' in text for key in _OWN_KEYS)
+
+
 def pack(value: Any, alias: str) -> Any:
     """``value`` with its large strings replaced by references (their blobs written on ``alias``)."""
     found: dict[str, str] = {}

@@ -32,9 +32,9 @@ from django.conf import settings
 from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY, get_user_model
 from django.utils.crypto import constant_time_compare
 
-from chatapp import event_log, frame_bus, frames
+from chatapp import event_log, frame_bus, frames, json_text
 from chatapp.access import can_view_conversation
-from chatapp.frame_limits import bounded_frame
+from chatapp.frame_limits import encoded_frame
 from chatapp.models import Conversation
 from chatapp.services import approval_feed
 from chatapp.services.approvals import may_approve
@@ -206,7 +206,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         try:
             stored = await self._stored_frames(*request)
             for frame in stored:
-                await self.send_json(bounded_frame(dict(frame)))
+                await self.send(text_data=encoded_frame(dict(frame)))
             await self.send_json({"type": frames.Kind.REPLAY_DONE, "count": len(stored)})
         finally:
             while self._held:  # in order; the page applies each (run, seq) once
@@ -236,7 +236,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         await self.send_json(message["frame"])
 
     async def send_json(self, content: Any) -> None:
-        await self.send(text_data=json.dumps(content, ensure_ascii=False))
+        await self.send(text_data=json_text.dumps(content))
 
 
 class ApprovalsConsumer(AsyncWebsocketConsumer):
@@ -302,4 +302,4 @@ class ApprovalsConsumer(AsyncWebsocketConsumer):
         return user is not None and may_approve(user)
 
     async def send_json(self, content: Any) -> None:
-        await self.send(text_data=json.dumps(content, ensure_ascii=False))
+        await self.send(text_data=json_text.dumps(content))

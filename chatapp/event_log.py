@@ -26,7 +26,6 @@ never taken for a lost one.
 from __future__ import annotations
 
 import itertools
-import json
 from typing import Any
 
 from django.conf import settings
@@ -35,9 +34,10 @@ from django.db.models import Count, Max, Subquery
 from django.utils import timezone
 
 from chatapp import blobs
+from chatapp.bound_cursor import bound_cursor
 from chatapp.frames import Frame, Kind, frame
 from chatapp.models import ACTIVE_STATUSES, Run, RunEvent
-from chatapp.nul import without_nul
+from chatapp.nul import encoded_without_nul, without_nul
 from chatapp.redaction import shown
 
 
@@ -123,15 +123,17 @@ def append_durable(run_id: int, rows: list[tuple[int, str, dict[str, Any]]]) -> 
 _UNNEST_INSERT = (
     f"INSERT INTO {RunEvent._meta.db_table} (run_id, seq, type, payload, durable, created_at) "  # noqa: S608
     "SELECT r, s, t, p, %s, %s "
-    "FROM unnest(%s::bigint[], %s::integer[], %s::varchar[], %s::jsonb[]) AS f(r, s, t, p)"
+    "FROM unnest(%b::bigint[], %b::integer[], %b::text[], %b::text[]::jsonb[]) AS f(r, s, t, p)"
 )
 
 
 def insert_rows(rows: list[tuple[int, int, str, dict[str, Any]]], *, durable: bool, using: str) -> None:
     """``(run_id, seq, kind, data)`` rows in one INSERT. On PostgreSQL the columns go as four arrays
     (``unnest``), each one parameter: the ORM's ``bulk_create`` built and quoted six parameters per row
-    in Python, the largest item of a streaming worker's profile (docs/performance.md). Long strings go
-    to ``Blob`` exactly as the model field does it on save (``LargeValuesJSONField``)."""
+    in Python, the largest item of a streaming worker's profile (docs/performance.md). Each payload is
+    encoded once (``json_text``) and the arrays are bound by the server in binary (``bound_cursor``):
+    quoting them client-side was the next largest (session 15). Long strings go to ``Blob`` exactly
+    as the model field does it on save (``LargeValuesJSONField``)."""
     if not rows:
         return
     connection = connections[using]
@@ -141,13 +143,18 @@ def insert_rows(rows: list[tuple[int, int, str, dict[str, Any]]], *, durable: bo
         ]
         RunEvent.objects.using(using).bulk_create(made)
         return
-    payloads = [json.dumps(blobs.pack(without_nul(d), using)) for _, _, _, d in rows]
+    payloads = [_stored_json(d, using) for _, _, _, d in rows]
     runs = [r for r, _, _, _ in rows]
     seqs = [s for _, s, _, _ in rows]
     kinds = [k for _, _, k, _ in rows]
     params: list[Any] = [durable, timezone.now(), runs, seqs, kinds, payloads]
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         cursor.execute(_UNNEST_INSERT, params)
+
+
+def _stored_json(data: dict[str, Any], using: str) -> str:
+    value, text = encoded_without_nul(data)
+    return blobs.packed_json(value, using, text)
 
 
 def append(run_id: int, seq: int, kind: str, data: dict[str, Any], *, durable: bool) -> Frame:

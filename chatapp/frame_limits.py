@@ -15,6 +15,8 @@ from typing import Any
 
 from django.conf import settings
 
+from chatapp import json_text
+
 FOLD_HEAD = 2000  # characters kept of a folded string
 
 
@@ -42,6 +44,14 @@ def _fold(value: Any, limit: int) -> Any:
 
 def _encoded_size(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, default=str).encode("utf-8", "replace"))
+
+
+def encoded_frame(frame: dict[str, Any]) -> str:
+    """The frame's JSON text as the page may receive it, encoded once when it fits (almost always)."""
+    data = json_text.dumps_bytes(frame)
+    if len(data) <= settings.FRAME_MAX_BYTES:
+        return data.decode("utf-8", "replace")
+    return json_text.dumps(bounded_frame(frame))
 
 
 def bounded_frame(frame: dict[str, Any]) -> dict[str, Any]:

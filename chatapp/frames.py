@@ -16,7 +16,6 @@ frame to its runtime's event loop.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from enum import StrEnum
@@ -85,18 +84,17 @@ async def publish(conversation_id: int, frames: list[Frame], layer: Any = None) 
     from channels.layers import get_channel_layer
 
     from chatapp import frame_bus
-    from chatapp.frame_limits import bounded_frame
+    from chatapp.frame_limits import bounded_frame, encoded_frame
 
     layer = layer or get_channel_layer()
     name = group(conversation_id)
     try:
         for item in frames:
-            bounded = bounded_frame(dict(item))
             if frame_bus.supports(layer):
                 # Every live follower listens on the bus (sockets, SSE readers, manage.py chat).
-                await frame_bus.publish(layer, name, json.dumps(bounded, ensure_ascii=False))
+                await frame_bus.publish(layer, name, encoded_frame(dict(item)))
             else:
-                await layer.group_send(name, {"type": MESSAGE_TYPE, "frame": bounded})
+                await layer.group_send(name, {"type": MESSAGE_TYPE, "frame": bounded_frame(dict(item))})
     except Exception:  # noqa: BLE001 - Redis down: stored already; clients back-fill
         log.warning("publishing a frame failed", exc_info=True)
         return False

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatapp import json_text
+
 NUL = "\x00"
 REPLACEMENT = "\ufffd"
 
@@ -23,3 +25,13 @@ def without_nul(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [without_nul(v) for v in value]
     return value
+
+
+def encoded_without_nul(value: Any) -> tuple[Any, str]:
+    """``(without_nul(value), its JSON text)``. The text is encoded anyway: when it shows no NUL (JSON
+    escapes every one as ``\\u0000``), the value is kept as it is, with no walk over it."""
+    text = json_text.dumps(value)
+    if "\\u0000" not in text:
+        return value, text
+    value = without_nul(value)
+    return value, json_text.dumps(value)

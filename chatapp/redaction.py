@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from agent.replay import summarise
+from chatapp import json_text
 
 REDACTED = "[REDACTED]"
 # Keys holding what a provider requires back byte for byte (agent/replay.py): a signature covers
@@ -67,7 +68,7 @@ def known_secrets() -> list[str]:
         values = {os.environ.get(name) or "" for name in _SECRET_ENV} | set(named) | _extra
         _cache["secrets"] = sorted((v for v in values if len(v) >= 6), key=len, reverse=True)
         _cache["secrets_json_plain"] = all(
-            json.dumps(v, ensure_ascii=False) == f'"{v}"' for v in _cache["secrets"]
+            json.dumps(v, ensure_ascii=False) == f'"{v}"' == json_text.dumps(v) for v in _cache["secrets"]
         )
         _cache["env"], _cache["extra"] = dict(env), len(_extra)
     return _cache["secrets"]
@@ -113,7 +114,7 @@ def redact(value: Any, *, keep_replay: bool = False) -> Any:
 def _nothing_to_redact(value: dict | list, secrets: list[str]) -> bool:
     """True when no secret, pattern or header key can be in ``value``; False when unsure.
 
-    One ``json.dumps`` (in C) and a few substring searches instead of a Python call per string: a
+    One encoding (``json_text``, orjson) and a few substring searches instead of a Python call per string: a
     round's request (tools, history) is thousands of strings, and almost never holds a secret. Only
     when none of the secrets has a character JSON escapes (else its value might be in the text in
     another spelling). The patterns' literals and the header keys need no escaping.
@@ -121,7 +122,7 @@ def _nothing_to_redact(value: dict | list, secrets: list[str]) -> bool:
     if not _cache.get("secrets_json_plain", False):
         return False
     try:
-        text = json.dumps(value, ensure_ascii=False)
+        text = json_text.dumps(value)
     except (TypeError, ValueError):
         return False
     if any(secret in text for secret in secrets):

@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 from django.db import models
+from psycopg.types.json import Jsonb
 
 from chatapp.redaction import register_secret, secret_named
 from chatapp.secrets import SecretUnreadable, decrypt, encrypt
@@ -69,6 +70,10 @@ class LargeValuesJSONField(models.JSONField):
         from chatapp import blobs
 
         if value is not None and not _is_expression(value):
+            if connection.vendor == "postgresql":
+                # Encoded once (json_text), and packed only when the text shows something to pack.
+                text = blobs.packed_json(value, connection.alias)
+                return Jsonb(value, dumps=lambda _value: text)
             value = blobs.pack(value, connection.alias)
         return super().get_db_prep_save(value, connection)
 

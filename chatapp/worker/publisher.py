@@ -8,13 +8,12 @@ nothing: the client back-fills from the database when it reconnects. Every publi
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any
 
 from chatapp import frames
-from chatapp.frame_limits import bounded_frame
+from chatapp.frame_limits import encoded_frame
 from chatapp.worker.fanout import publish_many
 
 log = logging.getLogger(__name__)
@@ -32,8 +31,8 @@ class LiveFrame:
 
     def message(self) -> dict[str, Any]:
         # Encoded once here: daphne forwards the text to every socket without decoding it.
-        frame = bounded_frame({"run": self.run_id, "seq": self.seq, "type": self.kind, "data": self.payload})
-        return {"type": "run.frame", "text": json.dumps(frame, ensure_ascii=False)}
+        frame = {"run": self.run_id, "seq": self.seq, "type": self.kind, "data": self.payload}
+        return {"type": "run.frame", "text": encoded_frame(frame)}
 
 
 class RunPublisher:

@@ -16,6 +16,8 @@ from django.db import connection
 from django.db.models import Field, Model
 from django.utils import timezone
 
+from chatapp.bound_cursor import bound_cursor
+
 
 def upsert(model: type[Model], keys: dict[str, Any], values: dict[str, Any]) -> tuple[int, bool]:
     """Insert the row ``keys`` + ``values`` (other fields at their defaults) or, when a row with
@@ -39,7 +41,8 @@ def upsert(model: type[Model], keys: dict[str, Any], values: dict[str, Any]) -> 
         f"ON CONFLICT ({key_columns}) DO UPDATE SET {sets} "
         f"RETURNING {quote(_column(model._meta.pk))}, {quote(_column(created))}"
     )
-    with connection.cursor() as cursor:
+    # Bound by the server: a round's row holds its whole request (chatapp/bound_cursor.py).
+    with bound_cursor(connection) as cursor:
         cursor.execute(sql, params)
         pk, created_at = cursor.fetchone()
     # An update keeps the row's own creation time, so only an insert returns the one just sent
