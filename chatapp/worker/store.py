@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
 from agent import events as ev
 from chatapp import event_log
@@ -94,7 +94,7 @@ def persist_durable_batch(
         event_log.append_durable(run_id, [(item.seq, item.kind, item.payload) for item in items])
         for item in items:
             moved += _persist_one(facts, item, seqs, learned)
-        facts.count_new_calls()
+        facts.calls.count_new()
     # After the commit, one statement each: the ratio is shared by every run of the model, so its row
     # is not locked for the length of a round's transaction.
     for observation in learned:
@@ -114,7 +114,7 @@ class _RunFacts:
 
     def __init__(self, run_id: int, lease: str, items: list[DurableItem]) -> None:
         self.run_id = run_id
-        self.new_calls = 0
+        self.calls = _CallRows(run_id, items)
         rounds = [item.event.usage.to_dict() for item in items if isinstance(item.event, ev.RoundFinished)]
         row = _step_update(run_id, lease, max(item.seq for item in items), rounds)
         if row is None and lease:
@@ -127,10 +127,6 @@ class _RunFacts:
             return Run.objects.filter(pk=self.run_id).values_list("provider_name", "model").get()
         return self._provider_and_model
 
-    def count_new_calls(self) -> None:
-        """The step's newly stored tool calls, added to the run's count in one statement."""
-        if self.new_calls:
-            Run.objects.filter(pk=self.run_id).update(tool_calls_count=F("tool_calls_count") + self.new_calls)
 
 
 def _step_update(
@@ -168,7 +164,7 @@ def _persist_one(
     if isinstance(event, ev.RunFailed):
         return _fail(run_id, event, extra.get("partial_text", ""), seqs)
     if isinstance(event, ev.ToolCallChanged):
-        facts.new_calls += _store_tool_call(run_id, event, extra)
+        facts.calls.store(item.seq, event)
     elif isinstance(event, ev.RoundFinished):
         learned += _store_round(facts, event, extra.get("rounds_before"))
     elif isinstance(event, ev.ApprovalRequested):
@@ -319,11 +315,50 @@ def _compressions(run_id: int, round_index: int) -> list[dict[str, Any]]:
     return [step for step in steps if step.get("round_index") == round_index]
 
 
-def _store_tool_call(run_id: int, event: ev.ToolCallChanged, extra: dict[str, Any]) -> int:
-    """Store the call's status; returns 1 when the call is new (the run's count grows by it)."""
+class _CallRows:
+    """A step's tool-call statuses. Each call's row is written once, with the last status the step
+    gives it (a step often proposes, approves and starts a call: one upsert instead of three), and
+    before the first of its statuses is recorded; every status still has its own audit record, in
+    order, pinning that status's values (docs/performance.md, session 15)."""
+
+    def __init__(self, run_id: int, items: list[DurableItem]) -> None:
+        self.run_id = run_id
+        self._values: dict[int, dict[str, Any]] = {}  # by the event's seq: its own values
+        self._rows: dict[tuple[int, int], dict[str, Any]] = {}  # by call: the row as the step leaves it
+        for item in items:
+            if isinstance(item.event, ev.ToolCallChanged):
+                values = _call_values(item.event, item.extra)
+                self._values[item.seq] = values
+                key = (item.event.round_index, item.event.index)
+                self._rows[key] = {**self._rows.get(key, {}), **values}  # a definition given once stays
+        self._pks: dict[tuple[int, int], int] = {}
+        self._new = 0
+
+    def store(self, seq: int, event: ev.ToolCallChanged) -> None:
+        key = (event.round_index, event.index)
+        keys = {"run_id": self.run_id, "round_index": event.round_index, "index": event.index}
+        if key not in self._pks:
+            self._pks[key], created = upsert(ToolCall, keys, self._rows[key])
+            self._new += created
+        values = self._values[seq]
+        record("tool_call_status", run_id=self.run_id, subject=ToolCall(pk=self._pks[key], **keys, **values))
+
+    def count_new(self) -> None:
+        """The step's newly stored calls, added to the run's count in one statement (SQL: the ORM's
+        compiling of an ``F()`` update cost more than the statement)."""
+        if self._new:
+            table = connection.ops.quote_name(Run._meta.db_table)
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"UPDATE {table} SET tool_calls_count = tool_calls_count + %s WHERE id = %s",  # noqa: S608
+                    [self._new, self.run_id],
+                )
+
+
+def _call_values(event: ev.ToolCallChanged, extra: dict[str, Any]) -> dict[str, Any]:
+    """The row's values this status sets (the definition only with the status that carries it)."""
     definition: dict[str, Any] = {k: extra[k] for k in ("definition", "definition_hash") if k in extra}
-    keys = {"run_id": run_id, "round_index": event.round_index, "index": event.index}
-    values = {
+    return {
         "call_id": event.call_id,
         "name": event.name,
         "server": event.server or "",
@@ -338,9 +373,6 @@ def _store_tool_call(run_id: int, event: ev.ToolCallChanged, extra: dict[str, An
         "duration_ms": event.duration_ms,
         **definition,
     }
-    pk, created = upsert(ToolCall, keys, values)
-    record("tool_call_status", run_id=run_id, subject=ToolCall(pk=pk, **keys, **values))
-    return 1 if created else 0
 
 
 def _finish(run_id: int, event: ev.RunFinished, seqs: event_log.Sequence | None) -> list[Frame]:

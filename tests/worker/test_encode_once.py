@@ -155,3 +155,24 @@ def test_a_frame_is_encoded_once_and_a_large_one_still_bounded(settings):
     text = encoded_frame(big)
     assert len(text.encode()) <= settings.FRAME_MAX_BYTES
     assert json.loads(text) == bounded_frame(big)
+
+
+# --- the audit chain's rows -----------------------------------------------------------------------
+@pytest.mark.django_db(transaction=True)
+def test_rows_appended_together_are_stored_as_chained_and_verify():
+    from chatapp.audit import record, verify_chain
+    from chatapp.audit.log import appended_together
+    from chatapp.models import AuditEvent
+
+    first = record("export", actor="otto", payload={"n": 0})
+    with transaction.atomic(), appended_together():
+        for n in range(1, 4):
+            record("export", actor="otto", payload={"n": n, "text": TRICKY["text"]})
+    last = record("export", payload={"n": 4})
+    rows = list(AuditEvent.objects.order_by("seq"))
+    assert [row.payload["n"] for row in rows] == [0, 1, 2, 3, 4]
+    assert [row.seq for row in rows] == list(range(rows[0].seq, rows[0].seq + 5))
+    assert rows[2].payload["text"] == TRICKY["text"]
+    assert first is not None and last is not None
+    assert (first.pk, last.pk) == (rows[0].pk, rows[-1].pk) and last.hash == rows[-1].hash
+    assert verify_chain().ok

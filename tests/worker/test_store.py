@@ -156,3 +156,37 @@ def test_a_run_that_keeps_killing_its_worker_is_failed(run, settings, django_cap
         acquire_lease(run.pk)
     run.refresh_from_db()
     assert (run.status, run.error_class) == ("failed", "PoisonRun")
+
+
+def test_a_step_writes_each_call_s_row_once_and_records_every_status(run):
+    """Proposed, approved and running in one step: one upsert per call with its last status, the
+    definition given with the first kept, one audit record per status in order (session 15)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from agent import events as ev
+    from chatapp.models import AuditEvent, ToolCall
+    from chatapp.worker.store import DurableItem, persist_durable_batch
+
+    def changed(index: int, status: str) -> ev.ToolCallChanged:
+        return ev.ToolCallChanged(0, index, f"c{index}", "read_file", '{"path": "a"}', status, risk="read_only")
+
+    definition = {"definition": {"name": "read_file"}, "definition_hash": "h" * 64}
+    steps = [(0, "proposed", definition), (0, "approved", {}), (1, "proposed", definition), (0, "running", {})]
+    seqs = Sequence.after_stored(run.pk)
+    items = []
+    for index, status, extra in steps:
+        event = changed(index, status)
+        items.append(DurableItem(seqs.next(), "tool_call", event_payload(event), event, extra))
+    before = AuditEvent.objects.count()
+    with CaptureQueriesContext(connection) as queries:
+        persist_durable_batch(run.pk, items, run.lease_owner or "", seqs)
+    upserts = [q for q in queries.captured_queries if q["sql"].startswith('INSERT INTO "chatapp_toolcall"')]
+    assert len(upserts) == 2  # one per call, not one per status
+    rows = {row.index: row for row in ToolCall.objects.filter(run=run)}
+    assert (rows[0].status, rows[1].status) == ("running", "proposed")
+    assert rows[0].definition == {"name": "read_file"} and rows[0].definition_hash == "h" * 64
+    records = list(AuditEvent.objects.filter(kind="tool_call_status").order_by("seq"))[-4:]
+    assert AuditEvent.objects.count() == before + 4
+    assert [(r.payload["index"], r.payload["status"]) for r in records] == [(0, "proposed"), (0, "approved"), (1, "proposed"), (0, "running")]
+    assert Run.objects.get(pk=run.pk).tool_calls_count == 2
