@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.db import InterfaceError, OperationalError
 
-from chatapp import frame_bus
+from chatapp.frame_follow import Follower
 from chatapp.models import TERMINAL_STATUSES, Run, RunEvent
 from chatapp.redaction import shown
 
@@ -67,7 +66,7 @@ def _in_sequence(events: list[StoredEvent], after: int) -> list[StoredEvent]:
 
 async def follow(run_id: int, conversation_id: int, after: int = 0) -> AsyncIterator[StoredEvent | Idle]:
     """Every stored event with ``seq > after``, then live ones, until the run has ended."""
-    waker = await _Waker.listen(conversation_id)
+    live = await _listen(conversation_id)
     try:
         while True:
             try:
@@ -86,70 +85,37 @@ async def follow(run_id: int, conversation_id: int, after: int = 0) -> AsyncIter
                 continue
             if status in TERMINAL_STATUSES:
                 return
-            if not await waker.wait():
+            if not await _woken(live):
                 yield Idle()
     finally:
-        await waker.close()
+        await _stop(live)
 
 
-class _Waker:
-    """Wakes the reader when a frame of the conversation is published. Frames come from the
-    conversation's bus channel (``frame_bus.py``, as the browser's sockets get them) or, with a
-    channel layer that has no bus, from its group; without Redis the reader polls."""
+# The live frames only wake the reader up (``frame_follow.py``, as the browser's sockets get them):
+# without Redis, or when it goes away, the reader polls the database instead of failing the stream.
 
-    def __init__(self, conversation_id: int) -> None:
-        self.layer = get_channel_layer()
-        self.group = f"conversation.{conversation_id}"
-        self.arrived = asyncio.Event()
-        self.on_bus = False
-        self.channel: str | None = None
 
-    @classmethod
-    async def listen(cls, conversation_id: int) -> _Waker:
-        waker = cls(conversation_id)
-        try:
-            if frame_bus.supports(waker.layer):
-                await frame_bus.bus().join(waker.layer, waker.group, id(waker), waker._woken, waker._lost)
-                waker.on_bus = True
-            elif waker.layer is not None:
-                waker.channel = await waker.layer.new_channel()
-                await waker.layer.group_add(waker.group, waker.channel)
-        except Exception:  # noqa: BLE001 - no Redis: poll the database only
-            log.warning("following %s without live wake-ups", waker.group, exc_info=True)
-            waker.on_bus, waker.channel = False, None
-        return waker
+async def _listen(conversation_id: int) -> Follower:
+    live = Follower(conversation_id)
+    try:
+        await live.join()
+    except Exception:  # noqa: BLE001 - no Redis: poll the database only
+        log.warning("following %s without live wake-ups", live.group, exc_info=True)
+    return live
 
-    async def _woken(self, text: str) -> None:
-        self.arrived.set()
 
-    async def _lost(self) -> None:
-        # The subscription broke: frames published meanwhile are gone, so read now, then poll.
-        self.on_bus = False
-        self.arrived.set()
+async def _woken(live: Follower) -> bool:
+    """True when a frame of the conversation arrived, or the bus subscription broke (frames published
+    meanwhile are gone, so read now, then poll); False after POLL_SECONDS of silence."""
+    try:
+        return await live.wake(POLL_SECONDS)
+    except Exception:  # noqa: BLE001 - Redis went away mid-wait: fall back to polling
+        await asyncio.sleep(POLL_SECONDS)
+        return False
 
-    async def wait(self) -> bool:
-        """True when a frame of the conversation arrived, False after POLL_SECONDS of silence."""
-        if self.channel is not None:
-            try:
-                await asyncio.wait_for(self.layer.receive(self.channel), POLL_SECONDS)
-                return True
-            except TimeoutError:
-                return False
-            except Exception:  # noqa: BLE001 - Redis went away mid-wait: fall back to polling
-                await asyncio.sleep(POLL_SECONDS)
-                return False
-        try:
-            await asyncio.wait_for(self.arrived.wait(), POLL_SECONDS)
-        except TimeoutError:
-            return False
-        self.arrived.clear()
-        return True
 
-    async def close(self) -> None:
-        try:
-            if self.on_bus:
-                await frame_bus.bus().leave(self.layer, self.group, id(self))
-            elif self.channel is not None:
-                await self.layer.group_discard(self.group, self.channel)
-        except Exception:  # noqa: BLE001 - Redis away: the membership expires with the group
-            log.warning("leaving %s failed", self.group, exc_info=True)
+async def _stop(live: Follower) -> None:
+    try:
+        await live.close()
+    except Exception:  # noqa: BLE001 - Redis away: the membership expires with the group
+        log.warning("leaving %s failed", live.group, exc_info=True)

@@ -8,20 +8,18 @@ duration of the command, so the command works on a fresh checkout too.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 import time
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from chatapp import frame_bus
 from chatapp.devstack import Stack, port_open, worker_serving
+from chatapp.frame_follow import Follower
 from chatapp.models import TERMINAL_STATUSES, Conversation, Run
 from chatapp.services.errors import ChatError
 from chatapp.services.providers import provider_by_name
@@ -77,8 +75,11 @@ class Command(BaseCommand):
         return conversation
 
     async def _run(self, conversation: Conversation, text: str, timeout: float) -> dict[str, Any]:
-        # Subscribe before the run exists so no frame of it can be missed.
-        live = await _LiveFrames.listen(conversation.group_name)
+        # Subscribe before the run exists so no frame of it can be missed. The frames are only
+        # counted (the printed result is read from the database), so a lost subscription just ends
+        # the counting.
+        live = Follower(conversation.pk, keep_frames=True)
+        await live.join()
         try:
             try:
                 run = await sync_to_async(start_run)(conversation, text)
@@ -91,7 +92,7 @@ class Command(BaseCommand):
         trace = await sync_to_async(run_trace)(run)
         return {**trace, "deltas": deltas, "trace": {k: trace[k] for k in ("rounds", "tool_calls", "events")}}
 
-    async def _follow(self, live: _LiveFrames, run_id: int, timeout: float) -> int:
+    async def _follow(self, live: Follower, run_id: int, timeout: float) -> int:
         deltas = 0
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -119,49 +120,3 @@ class Command(BaseCommand):
         if result["error"]:
             self.stdout.write(f"error: {result['error_class']}: {result['error']}")
         self.stdout.write(result["text"] or "")
-
-
-class _LiveFrames:
-    """The conversation's live frames, as the browser gets them: its frame-bus channel
-    (``frame_bus.py``), or the channel layer's group when the layer has no bus. Only counted here
-    (the printed result is read from the database), so a lost subscription just ends the counting."""
-
-    def __init__(self, group: str) -> None:
-        self.layer = get_channel_layer()
-        self.group = group
-        self.frames: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self.on_bus = False
-        self.channel = ""
-
-    @classmethod
-    async def listen(cls, group: str) -> _LiveFrames:
-        live = cls(group)
-        if frame_bus.supports(live.layer):
-            await frame_bus.bus().join(live.layer, group, id(live), live._received, live._lost)
-            live.on_bus = True
-        else:
-            live.channel = await live.layer.new_channel()
-            await live.layer.group_add(group, live.channel)
-        return live
-
-    async def _received(self, text: str) -> None:
-        self.frames.put_nowait(json.loads(text))
-
-    async def _lost(self) -> None:
-        self.on_bus = False
-
-    async def next(self, timeout: float) -> dict[str, Any]:
-        """The next frame, or {} after ``timeout`` seconds without one."""
-        try:
-            if self.channel:
-                message = await asyncio.wait_for(self.layer.receive(self.channel), timeout)
-                return message.get("frame") or json.loads(message.get("text") or "{}")
-            return await asyncio.wait_for(self.frames.get(), timeout)
-        except TimeoutError:
-            return {}
-
-    async def close(self) -> None:
-        if self.on_bus:
-            await frame_bus.bus().leave(self.layer, self.group, id(self))
-        elif self.channel:
-            await self.layer.group_discard(self.group, self.channel)
