@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -56,6 +58,7 @@ def test_runall_serves_the_app_and_ctrl_c_leaves_no_orphans(seeded):
         text=True,
         start_new_session=True,
     )
+    children: list[psutil.Process] = []
     try:
         wait_for(lambda: port_open("127.0.0.1", port), 90, "runall", proc)
         children = psutil.Process(proc.pid).children(recursive=True)
@@ -63,10 +66,38 @@ def test_runall_serves_the_app_and_ctrl_c_leaves_no_orphans(seeded):
         assert "daphne" in names and "celery" in names and "redis-server" in names
         proc.send_signal(signal.SIGINT)
         output, _ = proc.communicate(timeout=60)
+        assert f"http://127.0.0.1:{port}/" in output and "demo/demo" in output
+        alive = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+        assert alive == []
+        assert not port_open("127.0.0.1", port)
     finally:
-        if proc.poll() is None:
+        _kill_tree(proc, children)
+
+
+def _kill_tree(proc: subprocess.Popen[str], known: list[psutil.Process]) -> None:
+    """After the test, however it ended: runall, its process group and every process under it. Some
+    of its children run in process groups of their own (celery, daphne, redis-server), so killing
+    runall's group alone left them running for ever when the test failed before its Ctrl-C.
+    Descendants are listed while runall lives (once it is gone they belong to init and cannot be
+    found from it); ``known`` adds the ones the test listed earlier, in case runall exited first."""
+    found = {c.pid: c for c in known}
+    if proc.poll() is None:  # not reaped yet: its number is still its own and its group's, not reused
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.ZombieProcess):
+            found.update((c.pid, c) for c in psutil.Process(proc.pid).children(recursive=True))
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-    assert f"http://127.0.0.1:{port}/" in output and "demo/demo" in output
-    alive = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
-    assert alive == []
-    assert not port_open("127.0.0.1", port)
+        proc.wait(timeout=30)
+    for child in found.values():
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.ZombieProcess):
+            child.kill()  # psutil checks the process is still the one listed (no reused number)
+    # Not children of this process: they are reaped by whoever adopted them, or stay zombies (dead).
+    deadline = time.monotonic() + 30
+    while any(_running(c) for c in found.values()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _running(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return False
