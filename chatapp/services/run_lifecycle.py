@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from chatapp import event_log, frames
@@ -95,7 +95,10 @@ def move_locked(
         raise IllegalTransition(run.pk, current, to)
     if to in TERMINAL:
         fields = {"finished_at": timezone.now(), "lease_owner": "", "lease_expires_at": None, **fields}
-        _close_undecided_calls(run.pk, to)
+        # A caller that asked with its row lock (the worker's end: ``has_undecided_calls``) and found
+        # none spares the locked read: only the run's own segment adds calls, and it is ending.
+        if getattr(run, "has_undecided_calls", True):
+            _close_undecided_calls(run.pk, to)
     seq = (seqs or event_log.Sequence.after_stored(run.pk)).next()
     run.status = to
     for name, value in fields.items():
@@ -133,9 +136,7 @@ def _close_undecided_calls(run_id: int, status: str) -> None:
     """A finished run's calls that still wait for a decision leave the approval queue: they will
     never run, and approving them would only mislead (review I4). Calls held back for a sign-in
     (MCP OAuth) were never sent, and will not be now. Both kinds in one locked read."""
-    waiting = Q(status=ToolCall.Status.AWAITING_APPROVAL)
-    held = Q(status=ToolCall.Status.APPROVED, error_code="sign_in_required")
-    calls = list(ToolCall.objects.filter(waiting | held, run_id=run_id).select_for_update())
+    calls = list(undecided_calls(run_id).select_for_update())
     # The waiting ones first, as when they were two reads (the audit chain records them in this order).
     for call in sorted(calls, key=lambda c: c.status != ToolCall.Status.AWAITING_APPROVAL):
         if call.status == ToolCall.Status.AWAITING_APPROVAL:
@@ -146,6 +147,14 @@ def _close_undecided_calls(run_id: int, status: str) -> None:
             _ended(
                 call, f"The run ended ({status}) before the sign-in this call waited for; it was not sent."
             )
+
+
+def undecided_calls(run: Any) -> QuerySet[ToolCall]:
+    """A run's calls still waiting for a decision, or held back for a sign-in. ``run``: its id, or
+    ``OuterRef("pk")`` inside a query of runs."""
+    waiting = Q(status=ToolCall.Status.AWAITING_APPROVAL)
+    held = Q(status=ToolCall.Status.APPROVED, error_code="sign_in_required")
+    return ToolCall.objects.filter(waiting | held, run_id=run)
 
 
 def _ended(call: ToolCall, why: str) -> None:

@@ -25,7 +25,7 @@ from chatapp.nul import without_nul
 from chatapp.pricing import price_for, round_cost
 from chatapp.redaction import redact as _redact
 from chatapp.services import mcp_oauth
-from chatapp.services.run_lifecycle import move_locked
+from chatapp.services.run_lifecycle import move_locked, undecided_calls
 from chatapp.worker import calibration
 from chatapp.worker.upsert import upsert
 
@@ -175,8 +175,10 @@ def _persist_one(
 
 
 def _locked(run_id: int, *, with_denied: bool = False) -> Run:
-    # With the question: the audit record of the move pins its digest.
+    # With the question: the audit record of the move pins its digest. The read also asks whether a
+    # call waits for a decision: an ending run with none skips the locked read of them (move_locked).
     runs = Run.objects.select_for_update(of=("self",)).select_related("user_message")
+    runs = runs.annotate(has_undecided_calls=Exists(undecided_calls(OuterRef("pk"))))
     if with_denied:
         runs = runs.annotate(had_denied_call=Exists(denied_calls(OuterRef("pk"))))
     return runs.get(pk=run_id)

@@ -66,11 +66,11 @@ def test_the_answer_is_pinned_as_written_and_the_denial_asked_with_the_lock(cast
     run.refresh_from_db()
     assert run.status == "succeeded"
     # Neither the answer just written nor the run's calls are read by a statement of their own: the
-    # calls are read once, by the close of those still waiting for a decision (run_lifecycle.py); the
-    # denial is asked inside the run's locked read.
+    # denial, and whether a call still waits for a decision, are asked inside the run's locked read;
+    # with none waiting, their locked read is skipped (session 15; run_lifecycle.py).
     assert not _reads_from("chatapp_message", sql)
-    assert len(_reads_from("chatapp_toolcall", sql)) == 1
-    assert [s for s in _reads_from("chatapp_run", sql) if "chatapp_toolcall" in s]
+    assert not _reads_from("chatapp_toolcall", sql)
+    assert [s for s in _reads_from("chatapp_run", sql) if s.count("chatapp_toolcall") >= 2]
     # The chain pinned the answer the table holds: the content check reading it back agrees.
     record = AuditEvent.objects.filter(kind="run_finished", run_id=run.pk).get()
     stored = list(Message.objects.filter(run=run, role="assistant").values_list("content", flat=True))
@@ -103,3 +103,17 @@ def test_a_failure_with_no_text_pins_no_answer_without_reading(cast):
     assert not _reads_from("chatapp_message", [q["sql"] for q in queries.captured_queries])
     record = AuditEvent.objects.filter(kind="run_finished", run_id=run.pk).get()
     assert record.payload["answer_sha256"] == digest([]) == describe(run, as_stored=True)["answer_sha256"]
+
+
+@pytest.mark.parametrize(
+    ("status", "error_code", "closed_as"),
+    [("awaiting_approval", "", "denied"), ("approved", "sign_in_required", "failed")],
+)
+def test_a_call_still_undecided_is_read_with_its_lock_and_closed(cast, status, error_code, closed_as):
+    run = new_run(cast["alice"])
+    _call(run, status, error_code)
+    sql = _finish(run)
+    assert len(_reads_from("chatapp_toolcall", sql)) == 1  # the locked read the annotation asked for
+    call = ToolCall.objects.get(run=run)
+    assert (call.status, call.error_code) == (closed_as, "run_ended")
+    assert Run.objects.get(pk=run.pk).status == "succeeded"
