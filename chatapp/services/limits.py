@@ -17,11 +17,12 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Q, QuerySet
+from django.db import connection
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from chatapp.models import ProviderConfig, Run
+from chatapp.models import Conversation, ProviderConfig, Quota, Run
 from chatapp.services.errors import ChatError
 
 IN_FLIGHT = (Run.Status.QUEUED, Run.Status.RUNNING)
@@ -45,15 +46,12 @@ def counted_runs(user_id: int, since: datetime) -> QuerySet[Run]:
 
 def check_user_limits(user_id: int) -> None:
     """Call inside the transaction that creates the run."""
-    # The user's row, locked (sends of one user are checked one at a time) and kept for the quotas.
-    user = get_user_model().objects.select_for_update().get(pk=user_id)
+    # The user's row, locked first (sends of one user are checked one at a time), then counted in a
+    # statement of its own: in READ COMMITTED a statement that waited for the lock reads with the
+    # snapshot it took before waiting, and would miss the send it waited for.
+    _lock_user(user_id)
     since = timezone.now() - timedelta(seconds=60)
-    runs = counted_runs(user_id, since)
-    # Both counts in one query; the send times are read only when the rate limit is reached.
-    counts = runs.aggregate(
-        flight=Count("pk", filter=Q(status__in=IN_FLIGHT)),
-        minute=Count("pk", filter=Q(created_at__gte=since)),
-    )
+    counts = _counts(user_id, since)
     in_flight = counts["flight"]
     limit = settings.MAX_RUNS_IN_FLIGHT_PER_USER
     if in_flight >= limit:
@@ -66,6 +64,7 @@ def check_user_limits(user_id: int) -> None:
         )
     per_minute = settings.MAX_SENDS_PER_MINUTE_PER_USER
     if counts["minute"] >= per_minute:
+        runs = counted_runs(user_id, since)
         recent = list(
             runs.filter(created_at__gte=since).order_by("created_at").values_list("created_at", flat=True)
         )
@@ -75,9 +74,41 @@ def check_user_limits(user_id: int) -> None:
             % {"n": len(recent), "limit": per_minute, "wait": wait}
         )
     # What admins set per user and group (issue 13): tighter limits and the token/cost budgets.
-    from chatapp.services.quotas import check_run_start
+    if counts["quotas"]:
+        from chatapp.services.quotas import check_run_start
 
-    check_run_start(user)
+        check_run_start(get_user_model().objects.get(pk=user_id))
+
+
+# Every send runs these two, and the ORM's building of them (a locked read of the whole user row, an
+# aggregate with two filtered counts, an EXISTS) cost more than running them (docs/performance.md,
+# session 15). The counts are the ORM's ``counted_runs`` query, the one its plan test pins.
+def _lock_user(user_id: int) -> None:
+    table = connection.ops.quote_name(get_user_model()._meta.db_table)
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""  # SQLite: one writer anyway
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT 1 FROM {table} WHERE id = %s{lock}", [user_id])  # noqa: S608
+        if cursor.fetchone() is None:
+            raise get_user_model().DoesNotExist(f"no user {user_id}")
+
+
+def _counts(user_id: int, since: datetime) -> dict[str, int]:
+    """The user's runs in flight and sent since ``since``, and whether any quota is enabled."""
+    run, conversation = Run._meta.db_table, Conversation._meta.db_table
+    statuses = ", ".join(["%s"] * len(IN_FLIGHT))
+    sql = (
+        f"SELECT COUNT(r.id) FILTER (WHERE r.status IN ({statuses})), "  # noqa: S608 - names are the models'
+        "COUNT(r.id) FILTER (WHERE r.created_at >= %s), "
+        f"EXISTS (SELECT 1 FROM {Quota._meta.db_table} WHERE enabled) "
+        f"FROM {run} r INNER JOIN {conversation} c ON r.conversation_id = c.id "
+        f"WHERE c.owner_id = %s AND (r.status IN ({statuses}) OR r.created_at >= %s)"
+    )
+    moment = connection.ops.adapt_datetimefield_value(since)
+    params = [*IN_FLIGHT, moment, user_id, *IN_FLIGHT, moment]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        flight, minute, quotas = cursor.fetchone()
+    return {"flight": flight, "minute": minute, "quotas": bool(quotas)}
 
 
 def model_allowed(provider: ProviderConfig, model: str) -> bool:

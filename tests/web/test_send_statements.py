@@ -15,7 +15,13 @@ from django.test.utils import CaptureQueriesContext
 from chatapp.models import Conversation, Run
 
 pytestmark = pytest.mark.django_db
-NOT_READ_ON_A_SEND = ("chatapp_round", "chatapp_toolcall", "chatapp_toollink", "chatapp_runevent", "chatapp_upload")
+NOT_READ_ON_A_SEND = (
+    "chatapp_round",
+    "chatapp_toolcall",
+    "chatapp_toollink",
+    "chatapp_runevent",
+    "chatapp_upload",
+)
 
 
 @pytest.fixture
@@ -50,12 +56,13 @@ def test_a_send_reads_nothing_of_the_run_it_just_queued(alice, cast):
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="counted on PostgreSQL (transactions differ)")
-def test_a_send_takes_at_most_eighteen_statements(alice, cast):
+def test_a_send_takes_at_most_seventeen_statements(alice, cast):
     _, statements = _sent(alice, cast, "count me")
     # The test's own savepoints aside (in production: BEGIN and COMMIT). The tests run in demo mode,
-    # which reads the environment's providers (two statements more than production's 16).
+    # which reads the environment's providers (two statements more than production's 15). Session
+    # 15: the limits' counts and the quotas' EXISTS are one statement (18 before).
     counted = [s for s in statements if not s.startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
-    assert len(counted) <= 18, "\n".join(s[:120] for s in counted)
+    assert len(counted) <= 17, "\n".join(s[:120] for s in counted)
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's plans")
@@ -82,7 +89,11 @@ def test_the_limits_read_the_runs_in_flight_and_of_the_last_minute_not_the_whole
     plan = json.loads(counted.explain(format="json", analyze=True))[0]["Plan"]
 
     def rows_of(node, table):
-        here = node.get("Actual Rows", 0) * node.get("Actual Loops", 1) if node.get("Relation Name") == table else 0
+        here = (
+            node.get("Actual Rows", 0) * node.get("Actual Loops", 1)
+            if node.get("Relation Name") == table
+            else 0
+        )
         return here + sum(rows_of(child, table) for child in node.get("Plans", []))
 
     assert rows_of(plan, "chatapp_run") <= 5, plan  # the one in flight, not the 400 before it
@@ -122,3 +133,58 @@ def test_is_it_on_top_reads_the_newer_conversations_not_the_whole_list(cast):
         return here + sum(rows_of(child, table) for child in node.get("Plans", []))
 
     assert rows_of(plan, "chatapp_conversation") <= 2, plan
+
+
+def test_the_limits_counts_in_sql_equal_the_orm_s_and_read_only_the_counted_runs(cast):
+    """``limits._counts`` is ``counted_runs``'s aggregate written as SQL (session 15): the same
+    counts over runs in flight, of the last minute, older, and another user's; on PostgreSQL its plan
+    reads only the rows either count includes, as the ORM's does (the test above)."""
+    import json
+    from datetime import timedelta
+
+    from django.db.models import Count, Q
+    from django.utils import timezone
+
+    from chatapp.models import Quota
+    from chatapp.services.limits import IN_FLIGHT, _counts, counted_runs
+
+    old = timezone.now() - timedelta(days=3)
+    mine = Conversation.objects.bulk_create(Conversation(owner=cast["alice"]) for _ in range(60))
+    theirs = Conversation.objects.bulk_create(Conversation(owner=cast["bob"]) for _ in range(3))
+    statuses = ["succeeded", "running", "queued", "failed", "awaiting_approval", "cancelled"]
+    Run.objects.bulk_create(Run(conversation=c, status=statuses[i % 6]) for i, c in enumerate(mine))
+    Run.objects.bulk_create(Run(conversation=c, status="running") for c in theirs)  # one active each
+    Run.objects.filter(conversation__in=mine[:40]).update(created_at=old)
+    since = timezone.now() - timedelta(seconds=60)
+    expected = counted_runs(cast["alice"].pk, since).aggregate(
+        flight=Count("pk", filter=Q(status__in=IN_FLIGHT)),
+        minute=Count("pk", filter=Q(created_at__gte=since)),
+    )
+    assert _counts(cast["alice"].pk, since) == {**expected, "quotas": False}
+    assert expected == {"flight": 20, "minute": 20}  # the fixture is what it says
+    Quota.objects.create(user=cast["bob"], enabled=True)
+    assert _counts(cast["alice"].pk, since)["quotas"] is True
+    if connection.vendor != "postgresql":
+        return
+    Run.objects.filter(conversation__in=mine).update(created_at=old, status="succeeded")
+    Run.objects.create(conversation=mine[0], status="running")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE chatapp_run; ANALYZE chatapp_conversation")
+    captured: list[str] = []
+    with CaptureQueriesContext(connection) as queries:
+        _counts(cast["alice"].pk, since)
+    captured = [q["sql"] for q in queries.captured_queries]
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + captured[-1])
+        plan = cursor.fetchone()[0]
+    plan = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
+
+    def rows_of(node, table):
+        here = (
+            node.get("Actual Rows", 0) * node.get("Actual Loops", 1)
+            if node.get("Relation Name") == table
+            else 0
+        )
+        return here + sum(rows_of(child, table) for child in node.get("Plans", []))
+
+    assert rows_of(plan, "chatapp_run") <= 5, plan  # the one in flight, not the 60 before it
