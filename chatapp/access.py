@@ -17,11 +17,15 @@ def is_auditor(user: Any) -> bool:
     known = getattr(user, "_clearloop_is_auditor", None)
     if known is None:
         known = bool(user.is_authenticated and user.groups.filter(name=AUDITORS).exists())
-        try:
-            user._clearloop_is_auditor = known
-        except AttributeError:  # an object that takes no attributes: ask each time
-            pass
+        _remember_auditor(user, known)
     return known
+
+
+def _remember_auditor(user: Any, known: bool) -> None:
+    try:
+        user._clearloop_is_auditor = known
+    except AttributeError:  # an object that takes no attributes: ask each time
+        pass
 
 
 # Reading another user's conversation takes an explicit grant: the auditors' group, a superuser, or
@@ -44,14 +48,28 @@ def refuse_auditors(user: Any) -> None:
         raise PermissionDenied("Auditors have read-only access.")
 
 
-def owned_conversation_or_404(user: Any, conversation_id: int) -> Any:
-    """Only the owner may write to a conversation; auditors and admins may not chat in it."""
+def owned_conversation_or_404(user: Any, conversation_id: int, *, related: tuple[str, ...] = ()) -> Any:
+    """Only the owner may write to a conversation; auditors and admins may not chat in it.
+
+    Whether the user audits is asked in the conversation's read (one statement, not two, on every
+    write: docs/performance.md, session 15); only when there is no such conversation is it asked on
+    its own, so an auditor is still refused (403) before being told of a missing one (404).
+    ``related``: relations to read with it (the send reads the conversation's provider)."""
+    from django.contrib.auth.models import Group
+    from django.db.models import Exists
+
     from chatapp.models import Conversation
 
+    rows = Conversation.objects.filter(pk=conversation_id, owner_id=user.pk, deleted_at__isnull=True)
+    if related:
+        rows = rows.select_related(*related)
+    asking = getattr(user, "_clearloop_is_auditor", None) is None and user.is_authenticated
+    if asking:
+        rows = rows.annotate(owner_audits=Exists(Group.objects.filter(name=AUDITORS, user=user.pk)))
+    conversation = rows.first()
+    if asking and conversation is not None:
+        _remember_auditor(user, bool(conversation.owner_audits))  # type: ignore[attr-defined]  # the annotation above
     refuse_auditors(user)
-    conversation = Conversation.objects.filter(
-        pk=conversation_id, owner_id=user.pk, deleted_at__isnull=True
-    ).first()
     if conversation is None:
         raise Http404("No such conversation")
     if isinstance(user, get_user_model()):

@@ -133,7 +133,7 @@ def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
-    convo = owned_conversation_or_404(request.user, conversation_id)
+    convo = owned_conversation_or_404(request.user, conversation_id, related=("provider",))
     text = request.POST.get("message", "")
     # The list changes only if this conversation moves to the top or gets its title: re-rendering up
     # to 200 rows out of band on every send was 30 % of the send's CPU (docs/performance.md).

@@ -108,3 +108,27 @@ def test_auditors_land_on_the_trace_browser(cast):
     client.force_login(cast["otto"])
     response = client.get("/")
     assert response.status_code == 302 and response["Location"].startswith("/audit/")
+
+
+@pytest.mark.parametrize(("who", "expected"), [("otto", 403), ("alice", 404)])
+def test_a_missing_conversation_refuses_an_auditor_before_saying_it_is_missing(cast, who, expected):
+    client = Client()
+    client.force_login(cast[who])
+    assert client.post("/c/999999/send/", {"message": "hi"}).status_code == expected
+    assert not Run.objects.exists()
+
+
+def test_whether_the_writer_audits_is_asked_in_the_conversation_s_own_read(cast):
+    """Session 15: one statement, not two, on every write (the send reads the provider with it too)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from chatapp.access import owned_conversation_or_404
+
+    own = Conversation.objects.create(owner=cast["alice"])
+    user = type(cast["alice"]).objects.get(pk=cast["alice"].pk)  # a fresh object: nothing remembered
+    with CaptureQueriesContext(connection) as queries:
+        found = owned_conversation_or_404(user, own.pk, related=("provider",))
+        found.provider  # noqa: B018 - read with the conversation: no statement of its own
+    assert found.pk == own.pk and len(queries.captured_queries) == 1, queries.captured_queries
+    assert "auth_group" in queries.captured_queries[0]["sql"]
