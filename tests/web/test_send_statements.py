@@ -42,6 +42,14 @@ def _sent(alice, cast, text: str) -> tuple[str, list[str]]:
     return response.content.decode(), [q["sql"] for q in queries.captured_queries]
 
 
+def rows_of(node: dict, table: str) -> int:
+    """Rows a query plan (EXPLAIN ANALYZE, JSON) read from ``table``, over all its loops."""
+    here = (
+        node.get("Actual Rows", 0) * node.get("Actual Loops", 1) if node.get("Relation Name") == table else 0
+    )
+    return here + sum(rows_of(child, table) for child in node.get("Plans", []))
+
+
 def test_a_send_reads_nothing_of_the_run_it_just_queued(alice, cast):
     html, statements = _sent(alice, cast, "what is new?")
     run = Run.objects.filter(conversation__owner=cast["alice"]).latest("id")
@@ -89,14 +97,6 @@ def test_the_limits_read_the_runs_in_flight_and_of_the_last_minute_not_the_whole
     counted = counted_runs(cast["alice"].pk, since)
     plan = json.loads(counted.explain(format="json", analyze=True))[0]["Plan"]
 
-    def rows_of(node, table):
-        here = (
-            node.get("Actual Rows", 0) * node.get("Actual Loops", 1)
-            if node.get("Relation Name") == table
-            else 0
-        )
-        return here + sum(rows_of(child, table) for child in node.get("Plans", []))
-
     assert rows_of(plan, "chatapp_run") <= 5, plan  # the one in flight, not the 400 before it
     assert counted.aggregate(flight=Count("pk", filter=Q(status__in=IN_FLIGHT)))["flight"] == 1
 
@@ -127,11 +127,6 @@ def test_is_it_on_top_reads_the_newer_conversations_not_the_whole_list(cast):
 
     query = leading_since(cast["alice"], top)[:1]  # what is_on_top runs
     plan = json.loads(query.explain(format="json", analyze=True))[0]["Plan"]
-
-    def rows_of(node, table):
-        own = node.get("Relation Name") == table
-        here = node.get("Actual Rows", 0) * node.get("Actual Loops", 1) if own else 0
-        return here + sum(rows_of(child, table) for child in node.get("Plans", []))
 
     assert rows_of(plan, "chatapp_conversation") <= 2, plan
 
@@ -179,13 +174,5 @@ def test_the_limits_counts_in_sql_equal_the_orm_s_and_read_only_the_counted_runs
         cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + captured[-1])
         plan = cursor.fetchone()[0]
     plan = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
-
-    def rows_of(node, table):
-        here = (
-            node.get("Actual Rows", 0) * node.get("Actual Loops", 1)
-            if node.get("Relation Name") == table
-            else 0
-        )
-        return here + sum(rows_of(child, table) for child in node.get("Plans", []))
 
     assert rows_of(plan, "chatapp_run") <= 5, plan  # the one in flight, not the 60 before it
