@@ -12,6 +12,7 @@ rules whose pattern matches the model name, then the admin's overrides.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args, get_origin, get_type_hints
@@ -323,9 +324,16 @@ def resolve(preset: str, model: str, overrides: dict[str, Any] | None = None) ->
     return caps
 
 
+@functools.cache
+def _hints() -> dict[str, Any]:
+    # Resolved once: the annotations are strings (``from __future__ import annotations``), and
+    # resolving them compiled 31 expressions on every run's start (docs/performance.md, session 15).
+    return get_type_hints(Capabilities)
+
+
 def _check(caps: Capabilities) -> None:
     """An override of the wrong kind is refused with the reason, not sent on the wire."""
-    hints = get_type_hints(Capabilities)
+    hints = _hints()
     for name in _FIELDS:
         hint, value = hints[name], getattr(caps, name)
         if get_origin(hint) is Literal and value not in get_args(hint):
