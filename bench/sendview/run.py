@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -65,11 +63,13 @@ def main() -> None:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
+    from bench.cpu_per_call import measure
+
     call_command("migrate", verbosity=0)
     sys.path.insert(0, str(ROOT / "bench" / "browser"))
     import seed  # bench/browser/seed.py: the bench's provider, users and conversations
 
-    (uid, _), = seed.users(1, "http://127.0.0.1:9/v1")["users"]
+    ((uid, _),) = seed.users(1, "http://127.0.0.1:9/v1")["users"]
     (cid,) = seed.conversations([uid])["conversations"]
     from django.contrib.auth import get_user_model
 
@@ -93,25 +93,16 @@ def main() -> None:
     print(f"statements of one send: {len(queries.captured_queries)}")
     for q in queries.captured_queries:
         print("   ", q["sql"][:160] if not os.environ.get("BENCH_FULL_SQL") else q["sql"])
-    profiler = None
-    if args.profile:
-        import cProfile
 
-        profiler = cProfile.Profile()
-    cpu = []
-    for i in range(args.sends):
-        t0 = time.process_time()
-        if profiler:
-            profiler.enable()
-        client.post(f"/c/{cid}/send/", {"message": f"hello {i}"}, HTTP_HX_REQUEST="true")
-        if profiler:
-            profiler.disable()
-        cpu.append((time.process_time() - t0) * 1000)
+    def reset(_: int) -> None:
         Run.objects.filter(conversation_id=cid).update(status="succeeded")
         Conversation.objects.filter(pk=cid).update(active_run=None)
-    if profiler:
-        profiler.dump_stats(args.profile)
-    print(f"CPU per send over {args.sends} sends: p50 {statistics.median(cpu):.2f} ms, mean {statistics.fmean(cpu):.2f} ms")
+
+    def post(i: int) -> None:
+        client.post(f"/c/{cid}/send/", {"message": f"hello {i}"}, HTTP_HX_REQUEST="true")
+
+    p50, mean = measure(post, args.sends, args.profile, after=reset)
+    print(f"CPU per send over {args.sends} sends: p50 {p50:.2f} ms, mean {mean:.2f} ms")
 
 
 if __name__ == "__main__":

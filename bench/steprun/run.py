@@ -16,10 +16,8 @@ FILE`` writes a cProfile of the measured runs.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +48,7 @@ def main() -> None:
     parser.add_argument("--profile", default="")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
+    from bench.cpu_per_call import measure
     from bench.sendview.run import configure, fresh_database
 
     configure(args.db)
@@ -91,25 +90,10 @@ def main() -> None:
     print(f"statements of one run on the worker's DB thread: {len(statements)}")
     for sql in statements if args.sql else []:
         print("   ", sql[:160])
-    profiler = None
-    if args.profile:
-        import cProfile
-
-        profiler = cProfile.Profile()
-    cpu = []
-    for i in range(args.runs):
-        t0 = time.process_time()
-        if profiler:
-            profiler.enable()
-        one(100 + i)
-        if profiler:
-            profiler.disable()
-        cpu.append((time.process_time() - t0) * 1000)
-    if profiler:
-        profiler.dump_stats(args.profile)
+    p50, mean = measure(lambda i: one(100 + i), args.runs, args.profile)
     print(
         f"CPU per 000 §6 run over {args.runs} runs (this process: the engine, the recorder, the DB "
-        f"thread): p50 {statistics.median(cpu):.2f} ms, mean {statistics.fmean(cpu):.2f} ms"
+        f"thread): p50 {p50:.2f} ms, mean {mean:.2f} ms"
     )
 
 
