@@ -15,16 +15,21 @@ Not for the audit chain: its digests pin ``audit/chain.canonical_json``'s exact 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
+
+# A surrogate code point alone (a model's "\ud800" escape decodes to one) has no UTF-8 form: neither
+# PostgreSQL nor a socket takes it. It is stored and sent as U+FFFD, as NUL is (chatapp/nul.py).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def dumps(value: Any) -> str:
     try:
         return orjson.dumps(value).decode()
     except TypeError:  # orjson.JSONEncodeError: see the module's docstring
-        return json.dumps(value, ensure_ascii=False)
+        return _SURROGATE.sub("\ufffd", json.dumps(value, ensure_ascii=False))
 
 
 def dumps_bytes(value: Any) -> bytes:
@@ -32,4 +37,4 @@ def dumps_bytes(value: Any) -> bytes:
     try:
         return orjson.dumps(value)
     except TypeError:
-        return json.dumps(value, ensure_ascii=False).encode("utf-8", "replace")  # a lone surrogate: "?"
+        return dumps(value).encode()

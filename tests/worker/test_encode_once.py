@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 @pytest.mark.parametrize(
     "value",
     [
-        {"text": "你好 \"quoted\" \\ back\nslash\t\u2028", "n": [1, 2.5, None, True]},
+        {"text": '你好 "quoted" \\ back\nslash\t\u2028', "n": [1, 2.5, None, True]},
         {1: "an integer key"},  # orjson refuses it: the standard encoder writes it
         {"big": 2**70},  # past 64 bits: likewise
         ("a", "tuple"),
@@ -176,3 +176,19 @@ def test_rows_appended_together_are_stored_as_chained_and_verify():
     assert first is not None and last is not None
     assert (first.pk, last.pk) == (rows[0].pk, rows[-1].pk) and last.hash == rows[-1].hash
     assert verify_chain().ok
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lone_surrogate_is_stored_and_sent_as_the_replacement_character(cast):
+    """A model's "\\ud800" escape decodes to a code point with no UTF-8 form: it failed the frames'
+    INSERT (and with it the other runs' frames of the batch); it is stored like NUL, as U+FFFD."""
+    run = new_run(cast["alice"])
+    payload = {"text": "a\ud800b", "nested": ["\udfff"]}
+    event_log.insert_rows([(run.pk, 5, "delta", payload)], durable=False, using="default")
+    stored = RunEvent.objects.get(run=run, seq=5).payload
+    # SQLite's rows (the ORM's escaped JSON) keep the code point as it came; nothing fails either way.
+    assert stored == (
+        {"text": "a\ufffdb", "nested": ["\ufffd"]} if connection.vendor == "postgresql" else payload
+    )
+    frame = {"run": run.pk, "seq": 5, "type": "delta", "data": payload}
+    assert json.loads(encoded_frame(frame))["data"] == {"text": "a\ufffdb", "nested": ["\ufffd"]}
