@@ -67,7 +67,8 @@ check: lint
 
 # The whole suite (what CI runs): in two pytest-xdist processes when PostgreSQL takes their
 # connections (scripts/test_workers.sh; one process otherwise, or with TEST_WORKERS=0), a test file
-# per process at a time and every durability test in one of them (tests/conftest.py); then the tests
+# per process at a time and every durability test in one of them, handed out in tests/conftest.py's
+# order (--no-loadscope-reorder: files that start the live stack after the others); then the tests
 # marked `alone` (they measure time or load, e.g. the hostile-runs soak's slowdown ratio) in one
 # process with nothing beside them. 13-14 min here against 20-32 in one process (docs/architecture.md).
 # tests/xdist_env.py gives each process a Redis database of its own; each has its own PostgreSQL test
@@ -76,7 +77,7 @@ TEST_WORKERS ?= $(shell bash scripts/test_workers.sh)
 TEST_ENV = DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) DEBUG=1
 test: install system-deps services lint
 	$(TEST_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider \
-		-p tests.xdist_env -n $(TEST_WORKERS) --dist loadgroup -m "not alone"
+		-p tests.xdist_env -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not alone"
 	$(TEST_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider -m alone
 
 bench: install services

@@ -16,12 +16,25 @@ TESTS = Path(__file__).resolve().parent
 # Redis servers, or an MCP server it spawns. `browser` tests also drive Chromium. `make check` runs
 # everything else (`-m "not live and not browser"`); `make test` runs all of it.
 LIVE_DIRS = ("integration", "durable", "conformance", "browser")
-LIVE_FIXTURES = {"live_stack", "demo_provider", "env_query_server", "broken_server", "http_demo_server", "oauth_server"}
+LIVE_FIXTURES = {
+    "live_stack",
+    "demo_provider",
+    "env_query_server",
+    "broken_server",
+    "http_demo_server",
+    "oauth_server",
+}
+# Session stacks whose worker sweeps the shared test database (tests/durable stops its own at its end).
+STACK_FIXTURES = {"live_stack"}
 
 
 def _folder(item) -> str:
     parts = Path(str(item.fspath)).relative_to(TESTS).parts
     return parts[0] if len(parts) > 1 else ""
+
+
+def _group(item) -> str:
+    return "durable" if _folder(item) == "durable" else item.nodeid.split("::")[0]
 
 
 def _allow_audit_truncate(sender, connection, **kwargs):
@@ -45,15 +58,20 @@ def pytest_collection_modifyitems(items):
         # fixtures start once), and the durability tests all run in one process, one after another:
         # they kill workers and Redis on tight clocks (leases, heartbeats, the sweep), which two of
         # them at once on two cores missed.
-        group = "durable" if folder == "durable" else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
         if folder == "browser":
             item.add_marker(pytest.mark.browser)
         if folder in LIVE_DIRS or LIVE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.live)
     # Browser tests drive Playwright's sync API, which runs an event loop in this thread while a
-    # browser is open: run them after every asyncio test.
-    items.sort(key=lambda item: _folder(item) == "browser")
+    # browser is open: run them after every asyncio test. And every file that starts the session's
+    # live stack runs after every file that does not: the stack's worker sweeps this process's test
+    # database every second and adopts any run that looks lost or abandoned, so a unit test's
+    # backdated queued run (test_sweep_backlog) was driven by it mid-test, and its audit writes
+    # deadlocked the test's flush. pytest-xdist hands out groups in this order, so once a process
+    # has started its stack it only runs files that use one.
+    with_stack = {_group(item) for item in items if STACK_FIXTURES & set(getattr(item, "fixturenames", ()))}
+    items.sort(key=lambda item: (_folder(item) == "browser", _group(item) in with_stack))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -199,8 +217,9 @@ def _route_to_live_stack(request):
     stack = request.getfixturevalue("live_stack")
     # The channel layer too: the durability tests' session fixture points this process's layer at
     # their private Redis for the rest of the session, where the live stack's daphne never listens.
-    with celery_broker(settings.CELERY_BROKER_URL, stack.queue), override_settings(
-        CHANNEL_LAYERS=configured.CHANNEL_LAYERS
+    with (
+        celery_broker(settings.CELERY_BROKER_URL, stack.queue),
+        override_settings(CHANNEL_LAYERS=configured.CHANNEL_LAYERS),
     ):
         yield
 

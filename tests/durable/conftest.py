@@ -1,4 +1,5 @@
-"""Fixtures of the durability tests: one private stack per session, demo tools wired to a witness file."""
+"""Fixtures of the durability tests: one private stack for the package's tests, demo tools wired to a
+witness file."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from tests.durable.harness import celery_broker, start_durable_stack, stop_durab
 from tests.integration.stack import free_port
 
 
-@pytest.fixture(scope="session")
+# Stopped after the package's last test: its worker sweeps this process's test database, and the
+# tests make --dist loadgroup sends here next must not have their rows adopted by it.
+@pytest.fixture(scope="package")
 def durable_stack(django_db_setup, django_db_blocker, tmp_path_factory):
     from django.conf import settings
     from django.test import override_settings
