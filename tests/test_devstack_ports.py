@@ -67,8 +67,11 @@ def test_with_no_broker_listening_no_worker_is_found_at_once(monkeypatch):
     from chatapp.celery import app
     from chatapp.devstack import worker_ready
 
-    monkeypatch.setattr(app.conf, "broker_url", f"redis://127.0.0.1:{free_port()}/0")
-    monkeypatch.setattr(app.conf, "broker_write_url", None, raising=False)
+    # The app's connection is patched, not its settings: Celery derives ``broker_write_url`` from
+    # ``broker_url``, so undoing a patch of both pinned the write URL to the closed port for the rest of
+    # the process, and the live stack started after it never answered a ping (CI, session 16).
+    closed = f"redis://127.0.0.1:{free_port()}/0"
+    monkeypatch.setattr(app, "connection_for_write", lambda: app.connection_for_read(closed))
     started = time.monotonic()
     assert worker_ready() is False
     assert time.monotonic() - started < 2
