@@ -157,6 +157,13 @@ def undecided_calls(run: Any) -> QuerySet[ToolCall]:
     return ToolCall.objects.filter(waiting | held, run_id=run)
 
 
+def denied_calls(run: Any) -> QuerySet[ToolCall]:
+    """The calls of a run that were refused (by an approver, the user or a policy); calls closed because
+    the run itself ended (``run_ended``) do not count: they never had a decision. ``run``: its id, or
+    ``OuterRef("pk")`` inside a query of runs."""
+    return ToolCall.objects.filter(run_id=run, status=ToolCall.Status.DENIED).exclude(error_code="run_ended")
+
+
 def _ended(call: ToolCall, why: str) -> None:
     call.is_error = True
     call.error_code = "run_ended"

@@ -18,6 +18,7 @@ from django.utils import timezone
 from chatapp.event_log import Sequence
 from chatapp.frames import Frame
 from chatapp.models import Run
+from chatapp.services.locked_run import locked_run
 from chatapp.services.run_lifecycle import move_locked
 from chatapp.worker.liveness import dead_workers, lease_owner, worker_of
 
@@ -57,8 +58,7 @@ def take_lease(run_id: int) -> TakenLease:
     poisoned = False
     with transaction.atomic():
         # The question comes with the row: the audit record of the move pins its digest.
-        runs = Run.objects.select_for_update(of=("self",)).select_related("user_message")
-        run = runs.filter(pk=run_id).first()
+        run = locked_run(run_id)
         if run is None:
             raise LeaseRefused("no such run")
         if run.status not in RUNNABLE:

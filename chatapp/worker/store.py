@@ -13,7 +13,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef, QuerySet
 
 from agent import events as ev
 from chatapp import event_log
@@ -25,7 +24,8 @@ from chatapp.nul import without_nul
 from chatapp.pricing import price_for, round_cost
 from chatapp.redaction import redact as _redact
 from chatapp.services import mcp_oauth
-from chatapp.services.run_lifecycle import move_locked, undecided_calls
+from chatapp.services.locked_run import locked_run
+from chatapp.services.run_lifecycle import denied_calls, move_locked
 from chatapp.worker import calibration
 from chatapp.worker.upsert import upsert
 
@@ -128,7 +128,6 @@ class _RunFacts:
         return self._provider_and_model
 
 
-
 def _step_update(
     run_id: int, lease: str, last_seq: int, rounds: list[dict[str, Any]]
 ) -> tuple[str, str] | None:
@@ -177,11 +176,10 @@ def _persist_one(
 def _locked(run_id: int, *, with_denied: bool = False) -> Run:
     # With the question: the audit record of the move pins its digest. The read also asks whether a
     # call waits for a decision: an ending run with none skips the locked read of them (move_locked).
-    runs = Run.objects.select_for_update(of=("self",)).select_related("user_message")
-    runs = runs.annotate(has_undecided_calls=Exists(undecided_calls(OuterRef("pk"))))
-    if with_denied:
-        runs = runs.annotate(had_denied_call=Exists(denied_calls(OuterRef("pk"))))
-    return runs.get(pk=run_id)
+    run = locked_run(run_id, undecided=True, denied=with_denied)
+    if run is None:
+        raise Run.DoesNotExist(f"no run {run_id}")
+    return run
 
 
 def _fail(
@@ -389,13 +387,6 @@ def _finish(run_id: int, event: ev.RunFinished, seqs: event_log.Sequence | None)
     else:
         status = Run.Status.SUCCEEDED
     return [move_locked(run, status, seqs=seqs, publish=seqs is None, final_text=text)]
-
-
-def denied_calls(run: Any) -> QuerySet[ToolCall]:
-    """The calls of a run that were refused (by an approver, the user or a policy); calls closed because
-    the run itself ended (``run_ended``) do not count: they never had a decision. ``run``: its id, or
-    ``OuterRef("pk")`` inside a query of runs."""
-    return ToolCall.objects.filter(run_id=run, status=ToolCall.Status.DENIED).exclude(error_code="run_ended")
 
 
 def had_denied_call(run_id: int) -> bool:
