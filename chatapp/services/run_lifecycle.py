@@ -33,6 +33,7 @@ from chatapp import event_log, frames
 from chatapp.audit import SYSTEM, record
 from chatapp.models import ACTIVE_STATUSES, TERMINAL_STATUSES, Run, ToolCall
 from chatapp.nul import without_nul
+from chatapp.row_update import update_columns
 from chatapp.services.approval_feed import Change, changed_on_commit
 
 Status = Run.Status
@@ -105,7 +106,7 @@ def move_locked(
         setattr(run, name, value)
     # The status frame's number moves ``last_seq`` in the same UPDATE as the status.
     run.last_seq = max(run.last_seq, seq)
-    run.save(update_fields=["status", "last_seq", *fields])
+    update_columns(run, ["status", "last_seq", *fields])
     data = {"status": str(to), **(detail or {})}  # detail: e.g. which servers wait for a sign-in
     event_log.append_durable(run.pk, [(seq, frames.Kind.STATUS, data)])
     status_frame = frames.frame(run.pk, seq, frames.Kind.STATUS, without_nul(data))
