@@ -101,8 +101,10 @@ def main() -> None:
     def post(i: int) -> None:
         client.post(f"/c/{cid}/send/", {"message": f"hello {i}"}, HTTP_HX_REQUEST="true")
 
-    p50, mean = measure(post, args.sends, args.profile, after=reset)
-    print(f"CPU per send over {args.sends} sends: p50 {p50:.2f} ms, mean {mean:.2f} ms")
+    p50, mean, wall = measure(post, args.sends, args.profile, after=reset)
+    print(
+        f"CPU per send over {args.sends} sends: p50 {p50:.2f} ms, mean {mean:.2f} ms; wall p50 {wall:.2f} ms"
+    )
 
 
 if __name__ == "__main__":

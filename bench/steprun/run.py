@@ -90,10 +90,10 @@ def main() -> None:
     print(f"statements of one run on the worker's DB thread: {len(statements)}")
     for sql in statements if args.sql else []:
         print("   ", sql[:160])
-    p50, mean = measure(lambda i: one(100 + i), args.runs, args.profile)
+    p50, mean, wall = measure(lambda i: one(100 + i), args.runs, args.profile)
     print(
         f"CPU per 000 §6 run over {args.runs} runs (this process: the engine, the recorder, the DB "
-        f"thread): p50 {p50:.2f} ms, mean {mean:.2f} ms"
+        f"thread): p50 {p50:.2f} ms, mean {mean:.2f} ms; wall p50 {wall:.2f} ms"
     )
 
 
