@@ -55,20 +55,14 @@ def owned_conversation_or_404(user: Any, conversation_id: int, *, related: tuple
     write: docs/performance.md, session 15); only when there is no such conversation is it asked on
     its own, so an auditor is still refused (403) before being told of a missing one (404).
     ``related``: relations to read with it (the send reads the conversation's provider)."""
-    from django.contrib.auth.models import Group
-    from django.db.models import Exists
+    from chatapp import owned_conversation
 
-    from chatapp.models import Conversation
-
-    rows = Conversation.objects.filter(pk=conversation_id, owner_id=user.pk, deleted_at__isnull=True)
-    if related:
-        rows = rows.select_related(*related)
     asking = getattr(user, "_clearloop_is_auditor", None) is None and user.is_authenticated
-    if asking:
-        rows = rows.annotate(owner_audits=Exists(Group.objects.filter(name=AUDITORS, user=user.pk)))
-    conversation = rows.first()
+    conversation, audits = owned_conversation.read(
+        user.pk, conversation_id, related, AUDITORS if asking else None
+    )
     if asking and conversation is not None:
-        _remember_auditor(user, bool(conversation.owner_audits))  # type: ignore[attr-defined]  # the annotation above
+        _remember_auditor(user, bool(audits))
     refuse_auditors(user)
     if conversation is None:
         raise Http404("No such conversation")

@@ -15,11 +15,11 @@ SQLite (the embedded demo, ``make check``) goes through the ORM: it has no row l
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 from django.db import connection
-from django.db.models import Exists, Field, OuterRef
+from django.db.models import Exists, OuterRef
 
+from chatapp import row_sql
 from chatapp.models import Message, Run, ToolCall
 from chatapp.services.run_lifecycle import denied_calls, undecided_calls
 
@@ -35,18 +35,15 @@ _DENIED = (
     f"SELECT 1 FROM {_CALL_TABLE} c WHERE c.run_id = r.id AND c.status = '{_S.DENIED}'"  # noqa: S608
     " AND c.error_code <> 'run_ended'"
 )
-_RUN_FIELDS = tuple(Run._meta.concrete_fields)
-_CONTENT = Message._meta.get_field("content")
 
 
 @cache
 def _sql(undecided: bool, denied: bool) -> str:
-    columns = ", ".join(f"r.{connection.ops.quote_name(f.column or f.name)}" for f in _RUN_FIELDS)
     extra = "".join(
         f", EXISTS({sub})" for wanted, sub in ((undecided, _UNDECIDED), (denied, _DENIED)) if wanted
     )
     return (
-        f"SELECT {columns}, m.id, m.content{extra} FROM {_RUN_TABLE} r"  # noqa: S608 - the models' own names
+        f"SELECT {row_sql.columns(Run, 'r')}, m.id, m.content{extra} FROM {_RUN_TABLE} r"  # noqa: S608 - the models' own names
         f" LEFT JOIN {_MESSAGE_TABLE} m ON m.id = r.user_message_id"
         " WHERE r.id = %s FOR UPDATE OF r"
     )
@@ -64,25 +61,18 @@ def locked_run(run_id: int, *, undecided: bool = False, denied: bool = False) ->
         row = cursor.fetchone()
     if row is None:
         return None
-    n = len(_RUN_FIELDS)
-    values = [_from_db(f, v) for f, v in zip(_RUN_FIELDS, row[:n], strict=True)]
-    run = Run.from_db(connection.alias, [f.attname for f in _RUN_FIELDS], values)
+    n = len(row_sql.fields(Run))
+    run = row_sql.instance(Run, row[:n])
     message_id, content, *flags = row[n:]
     question = None
     if message_id is not None:
-        content = _from_db(_CONTENT, content)
-        question = Message.from_db(connection.alias, ["id", "content"], [message_id, content])
+        question = row_sql.partial(Message, ["id", "content"], [message_id, content])
     Run.user_message.field.set_cached_value(run, question)
     if undecided:
-        run.has_undecided_calls = flags.pop(0)  # type: ignore[attr-defined]  # an annotation
+        run.has_undecided_calls = flags.pop(0)  # an annotation
     if denied:
-        run.had_denied_call = flags.pop(0)  # type: ignore[attr-defined]  # an annotation
+        run.had_denied_call = flags.pop(0)  # an annotation
     return run
-
-
-def _from_db(field: Field, value: Any) -> Any:
-    convert = getattr(field, "from_db_value", None)
-    return convert(value, None, connection) if convert is not None and value is not None else value
 
 
 def _through_orm(run_id: int, undecided: bool, denied: bool) -> Run | None:
