@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils.translation import gettext as _
 
 from chatapp.models import ACTIVE_STATUSES, Conversation, Message, Run
@@ -32,6 +32,21 @@ class Position:
     count: int
     previous: int | None
     next: int | None
+
+
+def leaf_id(convo: Conversation) -> int | None:
+    """``leaf(convo).pk`` in one statement written out (every send asks it for its question's parent;
+    the ORM's reads cost ~1 ms of its CPU): the conversation's active run when it is one of its runs,
+    else its newest run. Plain SQL that PostgreSQL and SQLite both run."""
+    with connection.cursor() as cursor:
+        cursor.execute(_LEAF, [convo.pk, convo.active_run_id or 0])
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+_LEAF = (
+    f"SELECT id FROM {Run._meta.db_table} WHERE conversation_id = %s ORDER BY id = %s DESC, id DESC LIMIT 1"  # noqa: S608
+)
 
 
 def leaf(convo: Conversation) -> Run | None:

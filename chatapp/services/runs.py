@@ -9,6 +9,7 @@ from django.utils.translation import gettext as _
 from chatapp.audit import record
 from chatapp.models import ACTIVE_STATUSES, Conversation, Message, ProviderConfig, Run, Upload
 from chatapp.redaction import redact_text
+from chatapp.row_update import update_columns
 from chatapp.services import branches
 from chatapp.services.dispatch import enqueue_on_commit
 from chatapp.services.errors import MessageRejected, ProviderUnavailable, RunAlreadyActive
@@ -123,16 +124,18 @@ def start_run(
                 role=Message.Role.USER,
                 content=text,
                 payload=payload,
-                parent_run=edit_of.parent_run if edit_of is not None else branches.leaf(conversation),
+                parent_run_id=edit_of.parent_run_id
+                if edit_of is not None
+                else branches.leaf_id(conversation),
             )
             if uploads and edit_of is None:
                 Upload.objects.filter(pk__in=[u.pk for u in uploads]).update(message=message)
             run = _queue_run(conversation, message, provider, model)
             message.run = run
-            message.save(update_fields=["run"])
+            update_columns(message, ["run"])
             if conversation.title == "New conversation":
                 conversation.title = text.strip().splitlines()[0][:60] or conversation.title
-            conversation.save(update_fields=["title", "updated_at", "active_run"])
+            update_columns(conversation, ["title", "updated_at", "active_run"])
             # Last: the audit chain's lock is held from here until the commit, and every send of
             # every user waits for it, so nothing else may run while it is held.
             record("run_created", run_id=run.pk, actor=conversation.owner.get_username(), subject=run)

@@ -176,3 +176,50 @@ def test_the_limits_counts_in_sql_equal_the_orm_s_and_read_only_the_counted_runs
     plan = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
 
     assert rows_of(plan, "chatapp_run") <= 5, plan  # the one in flight, not the 60 before it
+
+
+def test_is_on_top_written_out_answers_as_the_orm(cast):
+    """services/conversations.is_on_top runs its statement written out on PostgreSQL."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from chatapp.models import Message, Upload
+    from chatapp.services.conversations import is_on_top, leading_since
+
+    alice, now = cast["alice"], timezone.now()
+    convos = []
+    for i, started in enumerate(["message", "upload", None, "message"]):
+        convo = Conversation.objects.create(owner=alice, title=f"c{i}")
+        if started == "message":
+            Message.objects.create(conversation=convo, role="user", content="hi", payload={})
+        elif started == "upload":
+            Upload.objects.create(
+                uploaded_by=alice, conversation=convo, name="a.txt", size=1, sha256="0" * 64
+            )
+        Conversation.objects.filter(pk=convo.pk).update(updated_at=now - timedelta(minutes=10 - i))
+        convos.append(convo)
+    Conversation.objects.filter(pk=convos[3].pk).update(deleted_at=now)  # the newest is deleted
+    Conversation.objects.create(owner=cast["bob"])  # another owner's
+    answers = []
+    for convo in convos:
+        convo.refresh_from_db()
+        orm = leading_since(alice, convo).first() == convo.pk
+        assert is_on_top(alice, convo) == orm, convo.title
+        answers.append(orm)
+    assert answers == [False, True, False, False]  # c1 (an upload) leads; c2 was never started
+
+
+def test_the_leaf_id_is_the_leafs(cast):
+    from chatapp.services.branches import leaf, leaf_id
+
+    convo = Conversation.objects.create(owner=cast["alice"])
+    other = Conversation.objects.create(owner=cast["bob"])
+    assert leaf_id(convo) is None and leaf(convo) is None
+    first = Run.objects.create(conversation=convo, provider_name="demo", model="m", status="succeeded")
+    second = Run.objects.create(conversation=convo, provider_name="demo", model="m", status="succeeded")
+    foreign = Run.objects.create(conversation=other, provider_name="demo", model="m", status="succeeded")
+    for active, expected in [(None, second), (first, first), (second, second), (foreign, second)]:
+        Conversation.objects.filter(pk=convo.pk).update(active_run=active)
+        convo.refresh_from_db()
+        assert leaf_id(convo) == leaf(convo).pk == expected.pk
