@@ -15,8 +15,9 @@ from agent.providers.settings import ProviderSettings
 from agent.state import ApprovalDecision, RunState
 from chatapp import event_log
 from chatapp.event_codec import event_from_row
-from chatapp.models import Message, ProviderConfig, Run, RunEvent, ToolCall
+from chatapp.models import Message, Run, RunEvent, ToolCall
 from chatapp.services.provider_settings import max_output_tokens, provider_settings
+from chatapp.worker import context_rows
 from chatapp.worker.calibration import learned_ratios
 from chatapp.workspaces import workspace_path
 
@@ -54,14 +55,7 @@ def branch_rows(run: Run) -> list[Message]:
     (three per earlier exchange) was the largest item before the model call in a long conversation
     (docs/performance.md).
     """
-    cid = run.conversation_id
-    links = {
-        pk: (role, run_id, parent_run_id)
-        for pk, role, run_id, parent_run_id in Message.objects.filter(conversation_id=cid).values_list(
-            "id", "role", "run_id", "parent_run_id"
-        )
-    }
-    questions = dict(Run.objects.filter(conversation_id=cid).values_list("id", "user_message_id"))
+    links, questions = context_rows.branch_links(run.conversation_id)
     answers: dict[int, list[int]] = {}
     for pk, (role, run_id, _) in sorted(links.items()):
         if run_id is not None and role == Message.Role.ASSISTANT:
@@ -78,7 +72,7 @@ def branch_rows(run: Run) -> list[Message]:
     if ids:
         # History an API client sent with its first request is stored without a run, before the root.
         ids[:0] = sorted(pk for pk, (_, run_id, _) in links.items() if run_id is None and pk < ids[0])
-    rows = Message.objects.in_bulk(ids)
+    rows = context_rows.messages_by_id(ids)
     return [rows[pk] for pk in ids if pk in rows]
 
 
@@ -128,7 +122,7 @@ def load_context_ahead(run_id: int) -> RunContext | None:
     still ``queued`` and never delivered: nothing durable is stored for it, and its first delivery
     would read exactly this, after the lease's ``running`` frame (seq 1). None for any other run; the
     caller uses it only when the lease it took was that first delivery (``lease.TakenLease.first``)."""
-    run = Run.objects.select_related("conversation").get(pk=run_id)
+    run = context_rows.run_with_conversation(run_id)
     if run.status != Run.Status.QUEUED or run.deliveries or run.last_seq:
         return None
     return _context(run, RunState.rebuild(str(run.pk), history(run), [], decisions=[]), last_seq=1)
@@ -136,7 +130,7 @@ def load_context_ahead(run_id: int) -> RunContext | None:
 
 def load_run_context(run_id: int) -> RunContext:
     """Four queries for a run's first delivery (the usual case), seven when it resumes."""
-    run = Run.objects.select_related("conversation").get(pk=run_id)
+    run = context_rows.run_with_conversation(run_id)
     if is_first_delivery(run):
         state = RunState.rebuild(str(run.pk), history(run), [], decisions=[])
         last_seq = run.last_seq
@@ -153,7 +147,7 @@ def load_run_context(run_id: int) -> RunContext:
 
 
 def _context(run: Run, state: RunState, last_seq: int) -> RunContext:
-    config = ProviderConfig.objects.get(name=run.provider_name)
+    config = context_rows.provider_named(run.provider_name)
     workspace = workspace_path(run.conversation.owner_id, run.conversation_id)
     output = max_output_tokens(config, run.model)
     ratios = learned_ratios(run.provider_name, run.model)
