@@ -179,7 +179,16 @@ def figures(
         "start_delay_p50_ms": pct(starts, 50),
         "start_delay_p99_ms": pct(starts, 99),
         "peak_concurrent_streams": peak_overlap(spans),
+        # How closely the runs' streams line up: the upstream's first request to its last, and its
+        # first last-token to its last one. The tighter the second, the more ends share one moment
+        # (issue 15 target 4's last second, docs/performance.md session 16).
+        "request_spread_ms": spread([a for a, _ in spans]),
+        "last_token_spread_ms": spread([b for _, b in spans]),
     }
+
+
+def spread(times: list[float]) -> float | None:
+    return round((max(times) - min(times)) * 1000, 1) if times else None
 
 
 def peak_overlap(spans: list[tuple[float, float]]) -> int:
@@ -278,6 +287,8 @@ def print_row(r: dict[str, Any]) -> None:
         f"{fmt(r['token_lag_p99_ms'])}/{fmt(r['token_lag_max_ms'])} ms over {r['tokens_measured']} tokens "
         f"(p99.9 {fmt(r['token_lag_p999_ms'])}; {r['tokens_over_1s']} tokens of {r['runs_with_tokens_over_1s']} runs > 1 s); "
         f"start delay p50/p99 {fmt(r['start_delay_p50_ms'])}/{fmt(r['start_delay_p99_ms'])} ms; "
+        f"requests spread over {fmt(r.get('request_spread_ms'))} ms, last tokens over "
+        f"{fmt(r.get('last_token_spread_ms'))} ms; "
         f"peak concurrent streams {r['peak_concurrent_streams']}; worker RSS {r['worker_peak_rss_mb']} MB, "
         f"threads {r['worker_peak_threads']}; CPU ms/run {r['cpu_ms_per_run']}; sent in {r['send_seconds']} s; "
         f"sweep re-enqueued {r.get('sweep_requeued', '-')}, duplicate deliveries {r.get('duplicate_deliveries', '-')}; "
