@@ -5,7 +5,7 @@ record of the move pins the question's digest, and an end asks whether a call st
 decision or was denied. Through the ORM (``select_for_update`` + ``select_related`` + two ``Exists``
 annotations) building and compiling that query cost ~2 ms of CPU, more than running it
 (docs/performance.md, session 16); the statement below is the ORM's, written once. The calls' two
-conditions are the ones of ``run_lifecycle.undecided_calls`` and ``store.denied_calls``;
+conditions are the ones of ``run_lifecycle.undecided_calls`` and ``run_lifecycle.denied_calls``;
 ``tests/worker/test_locked_run.py`` checks both give the same answers over every kind of call, and
 that the row read equals the ORM's.
 
