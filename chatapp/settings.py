@@ -236,6 +236,15 @@ WORKER_RUNS = env_int("CLEARLOOP_WORKER_RUNS", 200, minimum=1)
 # Celery threads per worker: they take leases and answer the chat page's MCP look-ups, no run holds
 # one. While the worker is full, up to this many run messages wait in it for a slot.
 WORKER_THREADS = env_int("CLEARLOOP_WORKER_THREADS", 8, minimum=2)
+# How many run ends one worker stores at once (the rest wait their turn on its loop). An end is a
+# transaction plus its audit record, ~5 ms of the GIL; when hundreds of runs end together, eight DB
+# threads doing that starved the loop relaying every other run's tokens (docs/performance.md,
+# session 17). Nothing waits on an end but the run's own "succeeded" frame.
+WORKER_END_SLOTS = env_int("CLEARLOOP_WORKER_END_SLOTS", 2, minimum=1)
+# While the worker's asyncio loop runs this many ms late, runs start one at a time instead of side by
+# side, so a burst of starts does not hold back the streams already running (chatapp/worker/
+# start_pacer.py; docs/performance.md, session 17). 0: never paced.
+WORKER_PACE_LAG_MS = env_float("CLEARLOOP_WORKER_PACE_LAG_MS", 10.0, minimum=0)
 # On a warm shutdown, how long the carried runs get to end before they are handed back unfinished.
 WORKER_DRAIN_SECONDS = env_float("CLEARLOOP_WORKER_DRAIN_SECONDS", 10.0, minimum=0)
 # The GIL's switch interval in daphne and the worker, in ms (CPython's default: 5): their asyncio loop

@@ -43,17 +43,18 @@ def execute_run(run_id: int, queued_at: float | None = None) -> None:
         spans.mark("admitted")
     except Closing:
         raise Reject("the worker is shutting down", requeue=True) from None
-    # The context of a first delivery is read while the lease is taken (two DB threads at once).
-    ahead = runtime.db_soon(load_start_ahead, run_id)
-    try:
-        taken = _take_lease(runtime, run_id)
-        if taken is None:
+    with runtime.pacer.turn():  # one start at a time while the loop runs late (start_pacer.py)
+        # The context of a first delivery is read while the lease is taken (two DB threads at once).
+        ahead = runtime.db_soon(load_start_ahead, run_id)
+        try:
+            taken = _take_lease(runtime, run_id)
+            if taken is None:
+                runtime.runs.release()
+                return
+            spans.mark("leased")
+        except BaseException:
             runtime.runs.release()
-            return
-        spans.mark("leased")
-    except BaseException:
-        runtime.runs.release()
-        raise
+            raise
     lease, read = taken.owner, ahead if taken.first else None
     try:
         runtime.runs.start(runtime.loop, run_id, lambda: drive_segment(runtime, run_id, lease, spans, read))

@@ -48,6 +48,12 @@ def _offline_encoder() -> Callable[[str], int] | None:
     return lambda text: len(encoding.encode(text, disallowed_special=()))
 
 
+def preload() -> bool:
+    """Build the BPE now (about 0.25 s of CPU): a process that serves many runs calls it at start, so
+    no run's first round pays it on the loop every run shares. True when the BPE is in use."""
+    return _offline_encoder() is not None
+
+
 # Counting with the BPE costs about 0.3 µs per character, and the same texts are counted again and
 # again: the system prompt, tool schemas and a conversation's whole history on every round of every
 # run (twice in a run's first round). Counts are kept per process, keyed by the text itself when it

@@ -202,7 +202,10 @@ def peak_overlap(spans: list[tuple[float, float]]) -> int:
 
 def start_profile(pid: int, out: Path) -> subprocess.Popen:
     spy = str(Path(sys.executable).with_name("py-spy"))
-    argv = [spy, "record", "-p", str(pid), "-o", str(out), "-f", "raw", "-r", "50", "--nonblocking", "--gil"]
+    # By thread (each stack starts with its thread's name): what matters here is the loop's share of
+    # the GIL against the DB and Celery threads' (docs/performance.md, session 17).
+    argv = [spy, "record", "-p", str(pid), "-o", str(out), "-f", "raw", "-r", "200", "--nonblocking", "--gil"]
+    argv.append("--threads")
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

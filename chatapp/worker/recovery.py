@@ -1,15 +1,16 @@
 """What a worker does when it starts and stops (hooked to Celery's signals in ``chatapp/tasks.py``).
 
-On start: beat (``liveness.py``) and start the sweeper (``sweep.py``), which re-enqueues runs that
-no live lease covers (a killed worker's runs, or a run whose message was lost entirely). A
-duplicate is harmless: the lease runs a run once. On stop: admit no more runs, give the carried
-ones time to end and hand back the rest (``carrier.py``), then close the MCP children and the
-shared HTTP client (no orphans, R-MCP-5).
+On start: beat (``liveness.py``), start the sweeper (``sweep.py``), which re-enqueues runs that no
+live lease covers (a killed worker's runs, or a run whose message was lost entirely; a duplicate is
+harmless: the lease runs a run once), and build the runtime ahead of the first run (``warm_up``).
+On stop: admit no more runs, give the carried ones time to end and hand back the rest
+(``carrier.py``), then close the MCP children and the shared HTTP client (no orphans, R-MCP-5).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +37,20 @@ def on_worker_ready(enqueue: Callable[[int], Any]) -> None:
         return runtime.runs.waiting if runtime is not None else set()
 
     start_sweeper(enqueue_one, run_queue_backlog, held)
+    threading.Thread(target=warm_up, name="clearloop-warmup", daemon=True).start()
+
+
+def warm_up() -> None:
+    """Build what every run uses before the first one asks: the driver's modules (~170 ms to import)
+    and the runtime with its tokenizer (~260 ms). Otherwise the first run after a worker starts pays
+    both, and the tokenizer's build ran on the loop every run shares (docs/performance.md, session 17)."""
+    try:
+        import chatapp.worker.driver  # noqa: F401 - imported for its side effect: loaded once, now
+        from chatapp.worker.runtime import get_runtime
+
+        get_runtime()
+    except Exception:  # noqa: BLE001 - only a head start: the first run builds what is missing
+        log.warning("warming the worker up failed; its first run will", exc_info=True)
 
 
 def on_worker_closing() -> None:

@@ -23,6 +23,9 @@ from chatapp.worker import crash, store
 from chatapp.worker.publisher import LiveFrame
 from chatapp.worker.runtime import WorkerRuntime
 
+# The events that end a run: stored a few at a time per worker (``WorkerRuntime.end_slots``).
+ENDS = (ev.RunFinished, ev.RunFailed)
+
 
 @dataclass(frozen=True)
 class StoredEvent:
@@ -66,10 +69,17 @@ class RunWriter:
     async def durable(self, event: ev.Event, extra: dict[str, Any]) -> StoredEvent:
         return (await self.store([self.prepare(event, extra)]))[-1]
 
+    async def _persist(self, items: list[store.DurableItem]) -> list[frames.Frame]:
+        return await self.runtime.db(store.persist_durable_batch, self.run_id, items, self.lease, self.seqs)
+
     async def store(self, items: list[store.DurableItem]) -> list[StoredEvent]:
         """Store prepared events in one transaction, in order; the status frames of the moves they
         made come with the last (only an event that ends a batch moves the run)."""
-        moved = await self.runtime.db(store.persist_durable_batch, self.run_id, items, self.lease, self.seqs)
+        if isinstance(items[-1].event, ENDS):
+            async with self.runtime.end_slots:  # a burst of ends leaves the loop its share (runtime.py)
+                moved = await self._persist(items)
+        else:
+            moved = await self._persist(items)
         for item in items:
             crash.after_stored(item.kind, item.payload)
         last = len(items) - 1

@@ -21,6 +21,7 @@ import httpx
 from chatapp.worker.carrier import RunCarrier
 from chatapp.worker.frame_batch import FrameBatcher
 from chatapp.worker.model_http import ModelClient
+from chatapp.worker.start_pacer import StartPacer
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,9 @@ class WorkerRuntime:
             from chatapp.gc_freeze import freeze_startup
 
             freeze_startup()  # the runtime starts with the worker's first run: the app is loaded
+        from agent.context.tokens import preload
+
+        preload()  # here, on the thread starting the runtime, not in a run's first round on the loop
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="clearloop-runtime", daemon=True)
         self._ready = threading.Event()
@@ -61,6 +65,10 @@ class WorkerRuntime:
         # Bounded below the channel layer's Redis connection pool: a burst of frames from hundreds of
         # runs waits for a slot instead of failing with "too many connections".
         self.publish_slots = asyncio.Semaphore(64)
+        # Run ends stored at once (settings.WORKER_END_SLOTS): a burst of ends must not take every DB
+        # thread, and with them the GIL, from the loop while other runs still stream.
+        self.end_slots = asyncio.Semaphore(settings.WORKER_END_SLOTS)
+        self.pacer = StartPacer(lambda: self.lag, settings.WORKER_PACE_LAG_MS / 1000)
         # Frames published on commit from the DB threads (a lease taken, a poison run failed) leave
         # through this loop's channel layer, like every other frame of this process.
         from chatapp import frames

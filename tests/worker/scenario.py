@@ -50,6 +50,7 @@ class InlineRuntime:
     frames: Any = field(default_factory=_InlineFrames)
     cancels: Any = field(default_factory=_NoCancels)
     publish_slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(8))
+    end_slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(2))
     executor: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1))
 
     async def db(self, fn: Any, *args: Any) -> Any:

@@ -41,6 +41,7 @@ class Runtime:
     def __init__(self, layer: InMemoryChannelLayer) -> None:
         self.lag = 0.0
         self.publish_slots = asyncio.Semaphore(4)
+        self.end_slots = asyncio.Semaphore(2)
         self.frames = FrameBatcher(self, layer)
         self.cancels = Cancels()
 

@@ -75,3 +75,23 @@ def test_the_asgi_process_freezes_its_start_up_objects(configured, frozen):
     )
     count = int(out.stdout.strip().splitlines()[-1])
     assert (count > 10_000) is frozen, count
+
+
+def test_the_worker_builds_its_runtime_and_tokenizer_before_the_first_run():
+    """``recovery.warm_up`` (started when the worker is ready): the first run after a worker starts no
+    longer pays ~430 ms of imports and set-up, and the tokenizer's build no longer runs on the loop
+    every run shares (docs/performance.md, session 17)."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "chatapp.settings", "CLEARLOOP_GC_FREEZE": "0"}
+    code = (
+        "import django; django.setup()\n"
+        "from agent.context import tokens\n"
+        "from chatapp.worker import recovery, runtime\n"
+        "assert runtime.current_runtime() is None and tokens._offline_encoder.cache_info().currsize == 0\n"
+        "recovery.warm_up()\n"
+        "print(runtime.current_runtime() is not None, tokens._offline_encoder.cache_info().currsize)\n"
+        "runtime.shutdown_runtime()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout.strip().splitlines()[-1] == "True 1"
