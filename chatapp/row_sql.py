@@ -45,6 +45,29 @@ def partial(model: type[models.Model], names: list[str], values: list[Any]) -> A
     return model.from_db(connection.alias, names, converted)
 
 
+def all_rows(model: type[models.Model], where: str = "", params: tuple[Any, ...] = ()) -> list[Any]:
+    """The rows of ``model`` matching ``where`` (SQL over the alias ``t``), in the model's default
+    ordering, as instances loaded the way the ORM loads them."""
+    with connection.cursor() as cursor:
+        cursor.execute(_select(model, where), params)
+        return [instance(model, row) for row in cursor.fetchall()]
+
+
+@cache
+def _select(model: type[models.Model], where: str) -> str:
+    quote = connection.ops.quote_name
+    order = []
+    for name in model._meta.ordering:
+        if not isinstance(name, str):
+            raise ValueError(f"{model.__name__}: only plain field names are supported in its ordering")
+        field = model._meta.get_field(name.lstrip("-"))
+        order.append(f"t.{quote(field.column)}{' DESC' if name.startswith('-') else ''}")
+    sql = f"SELECT {columns(model, 't')} FROM {table(model)} t"
+    if where:
+        sql += f" WHERE {where}"
+    return sql + (f" ORDER BY {', '.join(order)}" if order else "")
+
+
 def _from_db(field: Any, value: Any) -> Any:
     convert = getattr(field, "from_db_value", None)
     return convert(value, None, connection) if convert is not None and value is not None else value

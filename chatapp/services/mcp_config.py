@@ -6,10 +6,12 @@ import dataclasses
 import os
 from typing import cast
 
+from django.db import connection
 from django.db.models import Q
 
 from agent.mcp import McpServerConfig
 from agent.mcp.config import TransportKind
+from chatapp import row_sql
 from chatapp.models import McpServer
 from chatapp.redaction import register_secret
 from chatapp.services import mcp_oauth
@@ -62,6 +64,10 @@ def host_servers() -> list[McpServer]:
     """Every server a run's host configuration looks at (the enabled ones and every OAuth one), in
     one read: ``enabled_configs``, ``user_configs``, ``known_catalogues`` and ``sign_ins_needed``
     pick from it instead of reading four times per run (docs/performance.md, session 9)."""
+    if connection.vendor == "postgresql":
+        # Written out once: the ORM's query building was most of this read's CPU at every run's
+        # start (docs/performance.md, session 17; tests/worker/test_host_rows.py).
+        return row_sql.all_rows(McpServer, "t.enabled OR t.auth_mode <> %s", (McpServer.AuthMode.NONE,))
     return list(McpServer.objects.filter(Q(enabled=True) | ~Q(auth_mode=McpServer.AuthMode.NONE)))
 
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
+from functools import cache
+
+from django.db import connection
 
 from chatapp.models import ToolPolicy
 
@@ -30,21 +33,36 @@ class Rule:
 
 
 def load_rules() -> list[tuple[str, Rule]]:
-    return [
-        (
-            p.pattern,
-            Rule(
-                p.tier,
-                p.approval,
-                p.enabled,
-                p.max_calls_per_run,
-                p.description_override,
-                p.allow_self_approval,
-                p.approver,
-            ),
-        )
-        for p in ToolPolicy.objects.all()
-    ]
+    """Every policy as ``(pattern, Rule)``, in pattern order (read at every run's start)."""
+    if connection.vendor != "postgresql":
+        rows = list(ToolPolicy.objects.order_by("pattern").values_list(*_RULE_FIELDS))
+    else:
+        # Written out once: the ORM's query building was most of this read's CPU
+        # (docs/performance.md, session 17; tests/worker/test_host_rows.py).
+        with connection.cursor() as cursor:
+            cursor.execute(_rules_sql())
+            rows = cursor.fetchall()
+    return [(row[0], Rule(*row[1:])) for row in rows]
+
+
+# The pattern, then the columns in ``Rule``'s order.
+_RULE_FIELDS = (
+    "pattern",
+    "tier",
+    "approval",
+    "enabled",
+    "max_calls_per_run",
+    "description_override",
+    "allow_self_approval",
+    "approver",
+)
+
+
+@cache
+def _rules_sql() -> str:
+    quote = connection.ops.quote_name
+    names = ", ".join(quote(ToolPolicy._meta.get_field(f).column) for f in _RULE_FIELDS)
+    return f"SELECT {names} FROM {quote(ToolPolicy._meta.db_table)} ORDER BY {quote('pattern')}"
 
 
 def match(rules: list[tuple[str, Rule]], name: str) -> Rule | None:
