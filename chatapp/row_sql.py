@@ -57,15 +57,21 @@ def all_rows(model: type[models.Model], where: str = "", params: tuple[Any, ...]
 def _select(model: type[models.Model], where: str) -> str:
     quote = connection.ops.quote_name
     order = []
-    for name in model._meta.ordering:
+    for name in model._meta.ordering or ():
         if not isinstance(name, str):
             raise ValueError(f"{model.__name__}: only plain field names are supported in its ordering")
-        field = model._meta.get_field(name.lstrip("-"))
-        order.append(f"t.{quote(field.column)}{' DESC' if name.startswith('-') else ''}")
-    sql = f"SELECT {columns(model, 't')} FROM {table(model)} t"
+        order.append(f"t.{quote(column(model, name.lstrip('-')))}{' DESC' if name.startswith('-') else ''}")
+    sql = f"SELECT {columns(model, 't')} FROM {table(model)} t"  # noqa: S608 - the model's own names; values are parameters
     if where:
         sql += f" WHERE {where}"
     return sql + (f" ORDER BY {', '.join(order)}" if order else "")
+
+
+def column(model: type[models.Model], name: str) -> str:
+    field = model._meta.get_field(name)
+    if not isinstance(field, models.Field) or not field.column:
+        raise ValueError(f"{model.__name__}.{name} is not a column")
+    return field.column
 
 
 def _from_db(field: Any, value: Any) -> Any:

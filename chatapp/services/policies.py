@@ -14,6 +14,7 @@ from functools import cache
 
 from django.db import connection
 
+from chatapp import row_sql
 from chatapp.models import ToolPolicy
 
 
@@ -61,8 +62,8 @@ _RULE_FIELDS = (
 @cache
 def _rules_sql() -> str:
     quote = connection.ops.quote_name
-    names = ", ".join(quote(ToolPolicy._meta.get_field(f).column) for f in _RULE_FIELDS)
-    return f"SELECT {names} FROM {quote(ToolPolicy._meta.db_table)} ORDER BY {quote('pattern')}"
+    names = ", ".join(quote(row_sql.column(ToolPolicy, f)) for f in _RULE_FIELDS)
+    return f"SELECT {names} FROM {quote(ToolPolicy._meta.db_table)} ORDER BY {quote('pattern')}"  # noqa: S608 - the model's own names
 
 
 def match(rules: list[tuple[str, Rule]], name: str) -> Rule | None:
