@@ -13,9 +13,10 @@ import json
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.utils import timezone
 
+from chatapp.management.migrated import MigratedCommand
 from chatapp.models import ApiKey
 from chatapp.services import api_keys
 
@@ -27,7 +28,7 @@ def _user(name: str):
     return user
 
 
-class Command(BaseCommand):
+class Command(MigratedCommand):
     help = "Create, list or revoke API keys."
 
     def add_arguments(self, parser) -> None:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from chatapp.management.migrated import MigratedCommand
 from chatapp.models import ToolCall
 from chatapp.services import approvals
 from chatapp.services.errors import ChatError
@@ -36,7 +37,7 @@ def describe(call: ToolCall) -> dict:
     }
 
 
-class Command(BaseCommand):
+class Command(MigratedCommand):
     help = "List pending tool-call approvals, or approve/deny one."
 
     def add_arguments(self, parser) -> None:

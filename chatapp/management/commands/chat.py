@@ -16,10 +16,11 @@ from typing import Any
 from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from chatapp.devstack import Stack, port_open, worker_serving
 from chatapp.frame_follow import Follower
+from chatapp.management.migrated import MigratedCommand
 from chatapp.models import TERMINAL_STATUSES, Conversation, Run
 from chatapp.services.errors import ChatError
 from chatapp.services.providers import provider_by_name
@@ -29,7 +30,7 @@ from chatapp.services.trace import run_trace
 STOP_STATUSES = (*TERMINAL_STATUSES, "awaiting_approval", "awaiting_sign_in")
 
 
-class Command(BaseCommand):
+class Command(MigratedCommand):
     help = "Send a message as a user and wait for the run to finish."
 
     def add_arguments(self, parser) -> None:

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 
-from django.core.management.base import BaseCommand
-
+from chatapp.management.migrated import MigratedCommand
 from chatapp.models import McpServer
 from chatapp.services.mcp_io import export_servers
 
 
-class Command(BaseCommand):
+class Command(MigratedCommand):
     help = "Print the MCP servers as mcpServers JSON (secrets masked unless --include-secrets)."
 
     def add_arguments(self, parser) -> None:

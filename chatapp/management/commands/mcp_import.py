@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import sys
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from agent.mcp import McpConfigError
+from chatapp.management.migrated import MigratedCommand
 from chatapp.services.mcp_io import import_servers
 
 
-class Command(BaseCommand):
+class Command(MigratedCommand):
     help = "Create or update MCP servers from an mcpServers JSON file (Claude Desktop / Cursor format)."
 
     def add_arguments(self, parser) -> None:

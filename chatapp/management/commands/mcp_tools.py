@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from chatapp.management.migrated import MigratedCommand
 from chatapp.models import McpServer
 from chatapp.services.probes import ServerReport, probe_servers
 
 
-class Command(BaseCommand):
+class Command(MigratedCommand):
     help = "Connect to each enabled MCP server and list its tools as the model will see them."
 
     def add_arguments(self, parser) -> None:

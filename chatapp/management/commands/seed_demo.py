@@ -7,9 +7,10 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from chatapp.access import AUDITORS
+from chatapp.management.migrated import MigratedCommand
 from chatapp.services.providers import ensure_env_providers
 
 DEMO_USERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
@@ -19,7 +20,7 @@ DEMO_USERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
 )
 
 
-class Command(BaseCommand):
+class Command(MigratedCommand):
     help = "Create demo users (demo/demo, admin/admin, auditor/auditor), the demo model and demo tools."
 
     def handle(self, *args, **options) -> None:

@@ -12,10 +12,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 
 from chatapp.audit import verify_chain
+from chatapp.management.migrated import MigratedCommand
 
 
 def _anchor(value: str) -> tuple[int, str]:
@@ -35,7 +36,7 @@ def _anchor_from_file(path: Path) -> tuple[int, str]:
     return _anchor(lines[-1].split()[0])
 
 
-class Command(BaseCommand):
+class Command(MigratedCommand):
     help = (
         "Verify the tamper-evident audit log: hashes, prev_hash links, gap-free seq, and that runs, "
         "rounds, tool calls and approvals still hold the content the chain pins."
