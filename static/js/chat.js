@@ -95,10 +95,32 @@
     if (holder) holder.textContent = text;
   }
 
+  // One fragment request per run at a time. A run's frames each ask for a redraw (a round's end, a
+  // call's status, the run's end): a 3-round run with 3 tool calls asked for 16 fragments within 50 ms,
+  // which the server rendered one after another, so the finished answer (its Stop gone) appeared
+  // ~0.5 s after its badge said "Succeeded". Asks made while a request is in flight share the next
+  // one, which starts when that one is answered: each still gets a fragment rendered after it asked.
+  // Each caller parses its own copy (they take different parts of it).
+  const fragmentLoads = {};
+  function fragmentText(run) {
+    const load = fragmentLoads[run] || (fragmentLoads[run] = { inflight: null, next: null });
+    if (!load.inflight) {
+      load.inflight = fetch("/runs/" + run + "/fragment/", { headers: { "HX-Request": "true" }, credentials: "same-origin" })
+        .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+        .finally(function () { load.inflight = null; });
+      return load.inflight;
+    }
+    if (!load.next) {
+      load.next = load.inflight.catch(function () {}).then(function () { load.next = null; return fragmentText(run); });
+    }
+    return load.next;
+  }
   function fetchFragment(run) {
-    return fetch("/runs/" + run + "/fragment/", { headers: { "HX-Request": "true" }, credentials: "same-origin" })
-      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
-      .then(function (html) { const t = document.createElement("template"); t.innerHTML = html; return t.content; });
+    return fragmentText(run).then(function (html) {
+      const t = document.createElement("template");
+      t.innerHTML = html;
+      return t.content;
+    });
   }
 
   function replaceRun(run, attempt) {
