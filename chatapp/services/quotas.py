@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.db.models import BigIntegerField, Count, Q, Sum, Value
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
@@ -145,7 +146,15 @@ def used_by(user_ids: list[int], since: datetime) -> Used:
 
 
 def any_enabled() -> bool:
-    return Quota.objects.filter(enabled=True).exists()
+    """Whether any quota is on: asked on every send and between a run's rounds. One statement written
+    out (the ORM's ``exists()`` took ~0.4 ms of CPU to build, about four times the statement's own
+    cost); ``tests/web/test_quota_exists.py`` checks it against the ORM's answer."""
+    with connection.cursor() as cursor:
+        cursor.execute(_ANY_ENABLED, [True])
+        return cursor.fetchone() is not None
+
+
+_ANY_ENABLED = f"SELECT 1 FROM {Quota._meta.db_table} WHERE enabled = %s LIMIT 1"  # noqa: S608 - the model's table
 
 
 def applicable(user: Any) -> list[Quota]:
