@@ -17,12 +17,15 @@ and bounds what aiohttp leaves unbounded: writing the request (``_sending_bound`
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
 import aiohttp
 import httpx
 from httpx_aiohttp import HttpxAiohttpClient
+from httpx_aiohttp.transport import AiohttpTransport
 
 # aiohttp's failure -> what httpcore raises for the same failure. Most specific first: the first
 # class the failure is an instance of decides.
@@ -109,12 +112,42 @@ class _RemappedStream(httpx.AsyncByteStream):
 
 class ModelClient(HttpxAiohttpClient):
     """``httpx.AsyncClient`` whose transports (the direct one and those of environment proxies) are
-    httpx-aiohttp's, ``Remapped``."""
+    httpx-aiohttp's, ``Remapped``.
+
+    It keeps no cookies. One client serves every user's runs in a worker: a provider's (or a gateway's)
+    ``Set-Cookie`` answering one user's request would otherwise ride along with everyone's later
+    requests to that host, in httpx's jar and again in aiohttp's session jar.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.cookies = CookieJar(DefaultCookiePolicy(allowed_domains=[]))  # accepts and sends none
 
     def _init_transport(self, *args: Any, **kwargs: Any) -> httpx.AsyncBaseTransport:
         if kwargs.get("transport") is not None:
             return kwargs["transport"]
-        return Remapped(super()._init_transport(*args, **kwargs))
+        return Remapped(_without_cookies(super()._init_transport(*args, **kwargs)))
 
     def _init_proxy_transport(self, *args: Any, **kwargs: Any) -> httpx.AsyncBaseTransport:
-        return Remapped(super()._init_proxy_transport(*args, **kwargs))
+        return Remapped(_without_cookies(super()._init_proxy_transport(*args, **kwargs)))
+
+
+def _without_cookies(transport: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTransport:
+    """httpx-aiohttp builds its ``aiohttp.ClientSession`` at the first request, with aiohttp's default
+    jar; it builds ours instead (``_session``)."""
+    if isinstance(transport, AiohttpTransport) and transport.client is None and not transport.uds:
+        transport.client = functools.partial(_session, transport)
+    return transport
+
+
+def _session(transport: AiohttpTransport) -> aiohttp.ClientSession:
+    """The session ``AiohttpTransport.get_client`` builds (same connector settings), keeping no cookie."""
+    limits = transport.limits
+    limit = {"limit": limits.max_connections} if limits.max_connections is not None else {}
+    connector = aiohttp.TCPConnector(
+        keepalive_timeout=limits.keepalive_expiry,
+        ssl=transport.ssl_context,
+        local_addr=(transport.local_address, 0) if transport.local_address else None,
+        **limit,  # type: ignore[arg-type]
+    )
+    return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())

@@ -150,3 +150,41 @@ async def test_a_server_that_never_reads_the_request_is_a_write_timeout_as_with_
         for writer in connected:
             writer.close()
     assert raised == [httpx.WriteTimeout, httpx.WriteTimeout]
+
+
+async def _cookies_sent_back(client: httpx.AsyncClient) -> list[str]:
+    """Two requests to a host that sets a cookie on the first: the Cookie header of each, as received."""
+    received: list[str] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+        received.append(next((h.split(":", 1)[1].strip() for h in head if h.lower().startswith("cookie:")), ""))
+        body = b"{}"
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
+            + b"set-cookie: gateway_session=user-a; Path=/\r\n"
+            + b"content-length: %d\r\n\r\n" % len(body)
+            + body
+        )
+        await writer.drain()
+        writer.close()
+
+    srv = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = srv.sockets[0].getsockname()[1]
+    try:
+        async with client:
+            for _ in range(2):  # "localhost", not an address: aiohttp's own jar keeps no cookie of an IP
+                (await client.post(f"http://localhost:{port}/v1/chat/completions", json={})).raise_for_status()
+    finally:
+        srv.close()
+    return received
+
+
+async def test_a_cookie_set_for_one_request_is_not_sent_with_the_next():
+    """One client serves every user's runs in a worker: a gateway's cookie answering one user's request
+    must not ride along with another's (both httpx's jar and aiohttp's session jar keep none)."""
+    from httpx_aiohttp import HttpxAiohttpClient
+
+    assert await _cookies_sent_back(HttpxAiohttpClient()) == ["", "gateway_session=user-a"]  # what it fixes
+    assert await _cookies_sent_back(httpx.AsyncClient()) == ["", "gateway_session=user-a"]
+    assert await _cookies_sent_back(ModelClient()) == ["", ""]
