@@ -36,7 +36,7 @@ class WorkerRuntime:
         if settings.GC_FREEZE:
             from chatapp.gc_freeze import freeze_startup
 
-            freeze_startup()  # the runtime starts with the worker's first run: the app is loaded
+            freeze_startup()  # built when the worker is ready (recovery.warm_up): the app is loaded
         from agent.context.tokens import preload
 
         preload()  # here, on the thread starting the runtime, not in a run's first round on the loop
