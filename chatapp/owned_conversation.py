@@ -19,6 +19,7 @@ from django.db import connection
 from django.db.models import Exists
 
 from chatapp import row_sql
+from chatapp.bound_cursor import bound_cursor
 from chatapp.models import Conversation
 
 
@@ -30,7 +31,7 @@ def read(
     asking = auditors is not None
     if connection.vendor != "postgresql":
         return _through_orm(user_id, conversation_id, related, auditors)
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         params: list[Any] = [auditors, user_id] if asking else []
         cursor.execute(_sql(related, asking), [*params, conversation_id, user_id])
         row = cursor.fetchone()

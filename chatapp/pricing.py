@@ -21,6 +21,7 @@ from typing import Any
 from django.db import connection
 from django.utils.translation import gettext_noop
 
+from chatapp.bound_cursor import bound_cursor
 from chatapp.models import ModelPrice, ProviderConfig
 from chatapp.models.pricing import PRICE_FIELDS
 
@@ -92,7 +93,7 @@ _SQL = (
 def _price_rows(provider_name: str, models: list[str]) -> list[ModelPrice]:
     if connection.vendor != "postgresql":
         return list(ModelPrice.objects.filter(provider__name=provider_name, model__in=models))
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         cursor.execute(_SQL, [provider_name, models])
         rows = cursor.fetchall()
     names = [f.attname for f in _FIELDS]

@@ -15,6 +15,8 @@ from typing import Any
 
 from django.db import connection, models
 
+from chatapp.bound_cursor import bound_cursor
+
 
 @cache
 def fields(model: type[models.Model]) -> tuple[models.Field, ...]:
@@ -48,7 +50,7 @@ def partial(model: type[models.Model], names: list[str], values: list[Any]) -> A
 def all_rows(model: type[models.Model], where: str = "", params: tuple[Any, ...] = ()) -> list[Any]:
     """The rows of ``model`` matching ``where`` (SQL over the alias ``t``), in the model's default
     ordering, as instances loaded the way the ORM loads them."""
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         cursor.execute(_select(model, where), params)
         return [instance(model, row) for row in cursor.fetchall()]
 

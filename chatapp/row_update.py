@@ -15,6 +15,8 @@ from functools import cache
 
 from django.db import DatabaseError, connection, models
 
+from chatapp.bound_cursor import bound_cursor
+
 
 @cache
 def _sql(model: type[models.Model], names: tuple[str, ...]) -> tuple[str, tuple[models.Field, ...]]:
@@ -32,7 +34,7 @@ def update_columns(obj: models.Model, names: Iterable[str]) -> None:
     """Write ``names`` of ``obj``'s row; DatabaseError when the row is gone (as ``save`` does)."""
     sql, fields = _sql(type(obj), tuple(dict.fromkeys(names)))
     params = [f.get_db_prep_save(f.pre_save(obj, False), connection) for f in fields]
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         cursor.execute(sql, [*params, obj.pk])
         if cursor.rowcount == 0:
             raise DatabaseError("Save with update_fields did not affect any rows.")

@@ -126,6 +126,14 @@ if DATABASE_URL:
             conn_health_checks=True,
         )
     }
+    if DATABASE_URL.startswith("postgres") and env_bool("DB_PREPARED_STATEMENTS", True):
+        # The worker's and the send's hot statements bind their parameters server-side
+        # (chatapp/bound_cursor.py): prepared on a connection's first use, PostgreSQL parses and
+        # plans each once per connection instead of at every step (docs/performance.md, session 18).
+        # The ORM's own statements bind client-side and are never prepared. Turn off behind a pooler
+        # that cannot keep prepared statements (PgBouncer in transaction mode before 1.21, or without
+        # max_prepared_statements).
+        DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 0
     if _pooled:
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": min(DB_POOL_MAX_SIZE, env_int("DB_POOL_MIN_SIZE", 2, minimum=0)),

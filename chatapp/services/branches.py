@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 from django.utils.translation import gettext as _
 
+from chatapp.bound_cursor import bound_cursor
 from chatapp.models import ACTIVE_STATUSES, Conversation, Message, Run
 from chatapp.services.errors import ChatError
 
@@ -38,7 +39,7 @@ def leaf_id(convo: Conversation) -> int | None:
     """``leaf(convo).pk`` in one statement written out (every send asks it for its question's parent;
     the ORM's reads cost ~1 ms of its CPU): the conversation's active run when it is one of its runs,
     else its newest run. Plain SQL that PostgreSQL and SQLite both run."""
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         cursor.execute(_LEAF, [convo.pk, convo.active_run_id or 0])
         row = cursor.fetchone()
     return row[0] if row else None

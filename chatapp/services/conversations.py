@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chatapp.audit import record
+from chatapp.bound_cursor import bound_cursor
 from chatapp.models import ACTIVE_STATUSES, Conversation, Message, Upload
 from chatapp.services.errors import ChatError
 
@@ -43,7 +44,7 @@ def is_on_top(user: Any, convo: Conversation) -> bool:
     ``tests/web/test_send_statements.py`` checks both answer alike)."""
     if connection.vendor != "postgresql":
         return leading_since(user, convo).first() == convo.pk
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         cursor.execute(_FIRST_SINCE, [user.pk, convo.updated_at])
         row = cursor.fetchone()
     return row is not None and row[0] == convo.pk

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -22,6 +23,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from chatapp.bound_cursor import bound_cursor
 from chatapp.models import Conversation, ProviderConfig, Quota, Run
 from chatapp.services.errors import ChatError
 
@@ -86,7 +88,7 @@ def check_user_limits(user_id: int) -> None:
 def _lock_user(user_id: int) -> None:
     table = connection.ops.quote_name(get_user_model()._meta.db_table)
     lock = " FOR UPDATE" if connection.features.has_select_for_update else ""  # SQLite: one writer anyway
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         cursor.execute(f"SELECT 1 FROM {table} WHERE id = %s{lock}", [user_id])  # noqa: S608
         if cursor.fetchone() is None:
             raise get_user_model().DoesNotExist(f"no user {user_id}")
@@ -94,6 +96,14 @@ def _lock_user(user_id: int) -> None:
 
 def _counts(user_id: int, since: datetime) -> dict[str, int]:
     """The user's runs in flight and sent since ``since``, and whether any quota is enabled."""
+    with bound_cursor(connection) as cursor:
+        cursor.execute(*counts_statement(user_id, since))
+        flight, minute, quotas = cursor.fetchone()
+    return {"flight": flight, "minute": minute, "quotas": bool(quotas)}
+
+
+def counts_statement(user_id: int, since: datetime) -> tuple[str, list[Any]]:
+    """``_counts``'s SQL and parameters (its plan test reads them)."""
     run, conversation = Run._meta.db_table, Conversation._meta.db_table
     statuses = ", ".join(["%s"] * len(IN_FLIGHT))
     sql = (
@@ -104,11 +114,7 @@ def _counts(user_id: int, since: datetime) -> dict[str, int]:
         f"WHERE c.owner_id = %s AND (r.status IN ({statuses}) OR r.created_at >= %s)"
     )
     moment = connection.ops.adapt_datetimefield_value(since)
-    params = [*IN_FLIGHT, moment, user_id, *IN_FLIGHT, moment]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        flight, minute, quotas = cursor.fetchone()
-    return {"flight": flight, "minute": minute, "quotas": bool(quotas)}
+    return sql, [*IN_FLIGHT, moment, user_id, *IN_FLIGHT, moment]
 
 
 def model_allowed(provider: ProviderConfig, model: str) -> bool:

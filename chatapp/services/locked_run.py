@@ -20,6 +20,7 @@ from django.db import connection
 from django.db.models import Exists, OuterRef
 
 from chatapp import row_sql
+from chatapp.bound_cursor import bound_cursor
 from chatapp.models import Message, Run, ToolCall
 from chatapp.services.run_lifecycle import denied_calls, undecided_calls
 
@@ -56,7 +57,7 @@ def locked_run(run_id: int, *, undecided: bool = False, denied: bool = False) ->
     Call inside ``transaction.atomic``."""
     if connection.vendor != "postgresql":
         return _through_orm(run_id, undecided, denied)
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         cursor.execute(_sql(undecided, denied), [run_id])
         row = cursor.fetchone()
     if row is None:

@@ -15,6 +15,7 @@ from functools import cache
 from django.db import connection
 
 from chatapp import row_sql
+from chatapp.bound_cursor import bound_cursor
 from chatapp.models import ToolPolicy
 
 
@@ -40,7 +41,7 @@ def load_rules() -> list[tuple[str, Rule]]:
     else:
         # Written out once: the ORM's query building was most of this read's CPU
         # (docs/performance.md, session 17; tests/worker/test_host_rows.py).
-        with connection.cursor() as cursor:
+        with bound_cursor(connection) as cursor:
             cursor.execute(_rules_sql())
             rows = cursor.fetchall()
     return [(row[0], Rule(*row[1:])) for row in rows]

@@ -22,6 +22,7 @@ from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from chatapp.bound_cursor import bound_cursor
 from chatapp.models import Quota, Round, Run
 from chatapp.models.quotas import BUDGETS
 from chatapp.services.limits import LimitReached
@@ -149,7 +150,7 @@ def any_enabled() -> bool:
     """Whether any quota is on: asked on every send and between a run's rounds. One statement written
     out (the ORM's ``exists()`` took ~0.4 ms of CPU to build, about four times the statement's own
     cost); ``tests/web/test_quota_exists.py`` checks it against the ORM's answer."""
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         cursor.execute(_ANY_ENABLED, [True])
         return cursor.fetchone() is not None
 

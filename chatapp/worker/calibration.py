@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from agent import events as ev
 from agent.context import Calibration
+from chatapp.bound_cursor import bound_cursor
 from chatapp.models import TokenCalibration
 
 WEIGHT = 0.5  # of the newest observation
@@ -28,7 +29,7 @@ def learned_ratios(provider_name: str, model: str) -> tuple[float | None, float 
     """(first-request ratio, appended-content ratio) learned for this provider and model."""
     # SQL: read at every run's start, and the ORM's building of the query cost more than running it.
     table = connection.ops.quote_name(TokenCalibration._meta.db_table)
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         cursor.execute(
             f"SELECT ratio, appended_ratio FROM {table} WHERE provider_name = %s AND model = %s",  # noqa: S608
             [provider_name, model],
@@ -106,5 +107,5 @@ def fold(observation: Observation) -> None:
         f"{samples} = {table}.{samples} + 1, {stamp} = excluded.{stamp}"
     )
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         cursor.execute(sql, [observation.provider_name, observation.model, *insert, now])

@@ -15,6 +15,7 @@ from typing import Any
 from django.db import connection
 
 from chatapp import row_sql
+from chatapp.bound_cursor import bound_cursor
 from chatapp.models import Conversation, Message, ProviderConfig, Run
 
 
@@ -52,7 +53,7 @@ def branch_links(
         )
         questions = Run.objects.filter(conversation_id=conversation_id).values_list("id", "user_message_id")
         return {pk: (role, run, parent) for pk, role, run, parent in rows}, dict(questions)
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         cursor.execute(_LINKS_SQL, [conversation_id])
         links = {pk: (role, run, parent) for pk, role, run, parent in cursor.fetchall()}
         cursor.execute(_QUESTIONS_SQL, [conversation_id])
@@ -63,14 +64,14 @@ def messages_by_id(ids: list[int]) -> dict[int, Message]:
     """``Message.objects.in_bulk(ids)``."""
     if connection.vendor != "postgresql" or not ids:
         return Message.objects.in_bulk(ids)
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         cursor.execute(_messages_sql(), [ids])
         rows = [row_sql.instance(Message, row) for row in cursor.fetchall()]
     return {m.pk: m for m in rows}
 
 
 def _one(sql: str, params: list[Any]) -> Any:
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()
 

@@ -18,6 +18,7 @@ from agent import events as ev
 from chatapp import event_log
 from chatapp.audit import record
 from chatapp.audit.log import appended_together
+from chatapp.bound_cursor import bound_cursor
 from chatapp.frames import Frame, Kind
 from chatapp.models import TERMINAL_STATUSES, Message, Round, Run, RunEvent, ToolCall
 from chatapp.nul import without_nul
@@ -147,7 +148,7 @@ def _step_update(
     params += [run_id, *([lease] if lease else [])]
     table = connection.ops.quote_name(Run._meta.db_table)
     sql = f"UPDATE {table} SET {', '.join(sets)} WHERE {where} RETURNING provider_name, model"  # noqa: S608
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     return (row[0], row[1]) if row else None
@@ -348,7 +349,7 @@ class _CallRows:
         compiling of an ``F()`` update cost more than the statement)."""
         if self._new:
             table = connection.ops.quote_name(Run._meta.db_table)
-            with connection.cursor() as cursor:
+            with bound_cursor(connection) as cursor:
                 cursor.execute(
                     f"UPDATE {table} SET tool_calls_count = tool_calls_count + %s WHERE id = %s",  # noqa: S608
                     [self._new, self.run_id],

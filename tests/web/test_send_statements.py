@@ -142,7 +142,7 @@ def test_the_limits_counts_in_sql_equal_the_orm_s_and_read_only_the_counted_runs
     from django.utils import timezone
 
     from chatapp.models import Quota
-    from chatapp.services.limits import IN_FLIGHT, _counts, counted_runs
+    from chatapp.services.limits import IN_FLIGHT, _counts, counted_runs, counts_statement
 
     old = timezone.now() - timedelta(days=3)
     mine = Conversation.objects.bulk_create(Conversation(owner=cast["alice"]) for _ in range(60))
@@ -166,12 +166,9 @@ def test_the_limits_counts_in_sql_equal_the_orm_s_and_read_only_the_counted_runs
     Run.objects.create(conversation=mine[0], status="running")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE chatapp_run; ANALYZE chatapp_conversation")
-    captured: list[str] = []
-    with CaptureQueriesContext(connection) as queries:
-        _counts(cast["alice"].pk, since)
-    captured = [q["sql"] for q in queries.captured_queries]
+    sql, params = counts_statement(cast["alice"].pk, since)
     with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + captured[-1])
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
         plan = cursor.fetchone()[0]
     plan = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
 
