@@ -34,7 +34,7 @@ def _cursor_class() -> type:
 
         def _send_query_prepared(self, name: bytes, pgq: Any, *, binary: bool | None = None) -> None:
             self._query = pgq
-            super()._send_query_prepared(name, pgq, binary=binary)
+            super()._send_query_prepared(name, pgq, binary=binary)  # type: ignore[misc]
 
     return BoundCursor
 

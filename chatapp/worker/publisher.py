@@ -43,17 +43,23 @@ class RunPublisher:
         self._layer = layer  # the process's channel layer unless given (tests pass their own)
 
     async def publish(self, seq: int, kind: str, payload: dict[str, Any]) -> None:
-        message = LiveFrame(self.run_id, seq, kind, payload, self.group).message()
+        await self.publish_all([(seq, kind, payload)])
+
+    async def publish_all(self, stored: list[tuple[int, str, dict[str, Any]]]) -> None:
+        """Stored frames ``(seq, kind, payload)``, in their order, in one round trip to Redis (a step's
+        events and the status move they made: one pipeline, not one wait per frame)."""
+        if not stored:
+            return
+        messages = [(self.group, LiveFrame(self.run_id, *frame, self.group).message()) for frame in stored]
         try:
             async with self._slots:
-                await publish_many(self._channel_layer(), [(self.group, message)])
-        except Exception:  # noqa: BLE001 - Redis down: the frame is in the event log; clients back-fill
+                await publish_many(self._channel_layer(), messages)
+        except Exception:  # noqa: BLE001 - Redis down: the frames are in the event log; clients back-fill
             log.warning("publishing a frame failed", exc_info=True)
 
     async def publish_stored(self, stored: list[frames.Frame]) -> None:
         """Frames a store function returned (the status move an event made), in their order."""
-        for item in stored:
-            await self.publish(item["seq"], item["type"], item["data"])
+        await self.publish_all([(item["seq"], item["type"], item["data"]) for item in stored])
 
     def _channel_layer(self) -> Any:
         if self._layer is None:

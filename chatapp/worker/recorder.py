@@ -152,13 +152,15 @@ class RunRecorder:
     async def _durable(self, items: list[store.DurableItem]) -> None:
         # Taken with no await since the items were numbered, so batches queue in number order (FIFO).
         async with self._storing:
-            # Published only after their commit, in their order.
+            # Published only after their commit, in their order, in one round trip.
+            published: list[tuple[int, str, dict[str, Any]]] = []
             for stored in await self.writer.store(items):
                 visible = shown(stored.payload)
                 log_event(self.run_id, stored.seq, stored.kind, visible)
-                await self.publisher.publish(stored.seq, stored.kind, visible)
+                published.append((stored.seq, stored.kind, visible))
                 # The status move the event made (waiting for approval, the end) follows it, in order.
-                await self.publisher.publish_stored(stored.moved)
+                published += [(frame["seq"], frame["type"], frame["data"]) for frame in stored.moved]
+            await self.publisher.publish_all(published)
 
     async def _store_held(self) -> None:
         if self._held:

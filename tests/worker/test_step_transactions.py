@@ -173,6 +173,30 @@ def test_the_files_scenario_stores_its_durable_events_in_nine_transactions(cast,
     assert queries <= 77, queries
 
 
+def test_a_step_s_frames_and_the_move_they_made_go_to_redis_in_one_round_trip(cast, monkeypatch):
+    """A batch of 5 durable events was 5 publishes, each awaited while the next batch waited."""
+    import json
+
+    from chatapp.worker import publisher
+
+    published: list[list[tuple[int, str]]] = []
+
+    async def recording(layer: Any, messages: list[tuple[str, dict[str, Any]]]) -> None:
+        frames = [json.loads(message["text"]) for _, message in messages]
+        published.append([(frame["seq"], frame["type"]) for frame in frames])
+
+    monkeypatch.setattr(publisher, "publish_many", recording)
+    run = new_run(cast["alice"], "files")
+    batches, _, _ = drive_counting(run, monkeypatch)
+    _check_stored(run)
+    assert len(published) == len(batches) == 9
+    assert [len(frames) for frames in published[:2]] == [1, 5]
+    # The end: the answer's round, the run's end and the status it moved to, in one pipeline.
+    assert [kind for _, kind in published[-1]] == ["round_finished", "run_finished", "status"]
+    seqs = [seq for frames in published for seq, _ in frames]
+    assert seqs == sorted(seqs)
+
+
 def test_without_holding_each_durable_event_is_its_own_transaction(cast, monkeypatch):
     """The figure before: one transaction per durable event (16 for the scenario)."""
     monkeypatch.setattr(recorder_module, "HELD_STATUSES", ())
