@@ -111,35 +111,49 @@ def fill_gaps(run_id: int) -> int:
     return max(last, largest)
 
 
-def append_durable(run_id: int, rows: list[tuple[int, str, dict[str, Any]]]) -> None:
+def append_durable(
+    run_id: int,
+    rows: list[tuple[int, str, dict[str, Any]]],
+    live: list[tuple[int, str, dict[str, Any]]] | None = None,
+) -> None:
     """Store several durable frames of one run, ``(seq, kind, data)``, in one INSERT inside the
     caller's transaction (a worker's step, whose first statement moved ``Run.last_seq`` past them
-    with its lease check: ``worker/store.py``)."""
-    insert_rows([(run_id, seq, str(kind), data) for seq, kind, data in rows], durable=True, using="default")
+    with its lease check: ``worker/store.py``). ``live``: frames that are not durable (the deltas the
+    step's first event ends) stored in the same INSERT, marked as such."""
+    live = live or []
+    both = [*live, *rows]
+    flags = [False] * len(live) + [True] * len(rows)
+    insert_rows([(run_id, seq, str(kind), data) for seq, kind, data in both], durable=flags, using="default")
 
 
 # The table name is the model's own, not input. created_at is this process's clock, as the model's
 # auto_now_add sets it on every other path: a run's timeline compares rows written by both.
 _UNNEST_INSERT = (
     f"INSERT INTO {RunEvent._meta.db_table} (run_id, seq, type, payload, durable, created_at) "  # noqa: S608
-    "SELECT r, s, t, p, %s, %s "
-    "FROM unnest(%b::bigint[], %b::integer[], %b::text[], %b::text[]::jsonb[]) AS f(r, s, t, p)"
+    "SELECT r, s, t, p, d, %s "
+    "FROM unnest(%b::bigint[], %b::integer[], %b::text[], %b::text[]::jsonb[], %b::boolean[]) "
+    "AS f(r, s, t, p, d)"
 )
 
 
-def insert_rows(rows: list[tuple[int, int, str, dict[str, Any]]], *, durable: bool, using: str) -> None:
-    """``(run_id, seq, kind, data)`` rows in one INSERT. On PostgreSQL the columns go as four arrays
-    (``unnest``), each one parameter: the ORM's ``bulk_create`` built and quoted six parameters per row
-    in Python, the largest item of a streaming worker's profile (docs/performance.md). Each payload is
-    encoded once (``json_text``) and the arrays are bound by the server in binary (``bound_cursor``):
-    quoting them client-side was the next largest (session 15). Long strings go to ``Blob`` exactly
-    as the model field does it on save (``LargeValuesJSONField``)."""
+def insert_rows(
+    rows: list[tuple[int, int, str, dict[str, Any]]], *, durable: bool | list[bool], using: str
+) -> None:
+    """``(run_id, seq, kind, data)`` rows in one INSERT (``durable``: for all, or row by row). On
+    PostgreSQL the columns go as five arrays (``unnest``), each one parameter: the ORM's
+    ``bulk_create`` built and quoted six parameters per row in Python, the largest item of a
+    streaming worker's profile (docs/performance.md). Each payload is encoded once (``json_text``)
+    and the arrays are bound by the server in binary (``bound_cursor``): quoting them client-side
+    was the next largest (session 15). Long strings go to ``Blob`` exactly as the model field does it
+    on save (``LargeValuesJSONField``)."""
     if not rows:
         return
+    flags = [durable] * len(rows) if isinstance(durable, bool) else durable
     connection = connections[using]
     if connection.vendor != "postgresql":
         made = [
-            RunEvent(run_id=r, seq=s, type=k, payload=without_nul(d), durable=durable) for r, s, k, d in rows
+            RunEvent(run_id=r, seq=s, type=k, payload=without_nul(d), durable=flag)
+            for (r, s, k, d), flag in zip(rows, flags, strict=True)
         ]
         RunEvent.objects.using(using).bulk_create(made)
         return
@@ -147,7 +161,7 @@ def insert_rows(rows: list[tuple[int, int, str, dict[str, Any]]], *, durable: bo
     runs = [r for r, _, _, _ in rows]
     seqs = [s for _, s, _, _ in rows]
     kinds = [k for _, _, k, _ in rows]
-    params: list[Any] = [durable, timezone.now(), runs, seqs, kinds, payloads]
+    params: list[Any] = [timezone.now(), runs, seqs, kinds, payloads, flags]
     with bound_cursor(connection) as cursor:
         cursor.execute(_UNNEST_INSERT, params)
 

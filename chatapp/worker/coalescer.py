@@ -55,15 +55,24 @@ class DeltaCoalescer:
     async def flush(self) -> None:
         """Write what is pending; returns once it (and any flush in flight) is written."""
         async with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
-            if not self._pending:
-                return
-            pending, self._pending = self._pending, []
-            self._last_flush = time.monotonic()
-            for payload in split_text(merge_deltas(pending)):
-                await self._write(fold_stored_delta(payload))
+            for payload in self._take_pending():
+                await self._write(payload)
+
+    async def take(self) -> list[dict[str, Any]]:
+        """What is pending, as the DELTA payloads ``flush`` would write, for the caller to store
+        itself (with the durable event that ends them: one transaction instead of two)."""
+        async with self._lock:  # after any flush in flight: its frames are numbered before these
+            return self._take_pending()
+
+    def _take_pending(self) -> list[dict[str, Any]]:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._pending:
+            return []
+        pending, self._pending = self._pending, []
+        self._last_flush = time.monotonic()
+        return [fold_stored_delta(payload) for payload in split_text(merge_deltas(pending))]
 
 
 def merge_deltas(events: list[ev.Event]) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from chatapp.worker import links, store
 from chatapp.worker.coalescer import DELTAS, DeltaCoalescer
 from chatapp.worker.publisher import RunPublisher
 from chatapp.worker.run_book import RunBook
-from chatapp.worker.run_writer import RunWriter
+from chatapp.worker.run_writer import ENDS, LiveRow, RunWriter
 from chatapp.worker.runtime import WorkerRuntime
 from chatapp.worker.start_spans import StartSpans
 from chatapp.worker.trace_log import log_event
@@ -80,6 +80,7 @@ class RunRecorder:
         self._stopped: asyncio.Event | None = None
         self.spans = StartSpans(run_id)  # the driver hands over the marks of this delivery's start
         self._held: list[store.DurableItem] = []  # durable events stored with the next one (below)
+        self._held_live: list[LiveRow] = []  # the deltas a held event ended, stored with it
         # Durable batches are stored one at a time, in the order they were numbered. Parallel calls
         # emit from their own tasks: without it, a call's "running" and "succeeded" (its own batches)
         # could commit before the batch that held its "approved", whose upsert then set the call's row
@@ -127,8 +128,11 @@ class RunRecorder:
             await self._store_held()
             await self.coalescer.add(event)
             return
-        await self.coalescer.flush()  # the deltas before this event go out before it
         if isinstance(event, ev.DURABLE):
+            # The deltas before this event are stored in its transaction and published with it (a
+            # live write of their own just before was a commit and a Redis round trip per round).
+            taken = await self.coalescer.take()
+            self._held_live += [self.writer.number_live(Kind.DELTA, payload) for payload in taken]
             item = self.writer.prepare(event, self.book.extra_for(event))
             if isinstance(event, ev.ContextCompressed):
                 self.book.note_compression(event.round_index, item.payload)
@@ -137,8 +141,15 @@ class RunRecorder:
                 return
             # Stored in one transaction with the events held before it (one step, one commit).
             items, self._held = [*self._held, item], []
-            await self._durable(items)
+            live, self._held_live = self._held_live, []
+            if live and isinstance(event, ENDS) and self.runtime.end_slots.locked():
+                # A burst of ends waits for its slots (runtime.py): the answer's last tokens go out
+                # first, on their own, as every token before them did.
+                await self.writer.put_live(live)
+                live = []
+            await self._durable(items, live)
         else:
+            await self.coalescer.flush()  # the deltas before this event go out before it
             await self._store_held()  # a live frame's number follows theirs: stored and sent first
             first_round = isinstance(event, ev.RoundStarted) and not self.spans.reported
             if first_round:
@@ -149,23 +160,24 @@ class RunRecorder:
                 self.spans.mark("request")
                 self.spans.report()
 
-    async def _durable(self, items: list[store.DurableItem]) -> None:
+    async def _durable(self, items: list[store.DurableItem], live: list[LiveRow] | None = None) -> None:
         # Taken with no await since the items were numbered, so batches queue in number order (FIFO).
         async with self._storing:
             # Published only after their commit, in their order, in one round trip.
-            published: list[tuple[int, str, dict[str, Any]]] = []
-            for stored in await self.writer.store(items):
+            published: list[tuple[int, str, dict[str, Any]]] = list(live or [])
+            for stored in await self.writer.store(items, live):
                 visible = shown(stored.payload)
                 log_event(self.run_id, stored.seq, stored.kind, visible)
                 published.append((stored.seq, stored.kind, visible))
                 # The status move the event made (waiting for approval, the end) follows it, in order.
                 published += [(frame["seq"], frame["type"], frame["data"]) for frame in stored.moved]
-            await self.publisher.publish_all(published)
+            await self.publisher.publish_all(sorted(published, key=lambda frame: frame[0]))
 
     async def _store_held(self) -> None:
         if self._held:
-            items, self._held = self._held, []  # taken at once: a concurrent emit never stores them twice
-            await self._durable(items)
+            # Taken at once: a concurrent emit never stores them twice.
+            items, self._held, live, self._held_live = self._held, [], self._held_live, []
+            await self._durable(items, live)
 
     async def flush(self) -> None:
         """Everything emitted so far stored and sent (before the driver writes on its own)."""

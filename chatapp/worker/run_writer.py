@@ -23,6 +23,8 @@ from chatapp.worker import crash, store
 from chatapp.worker.publisher import LiveFrame
 from chatapp.worker.runtime import WorkerRuntime
 
+# A live frame as stored with durable events: (seq, kind, payload).
+LiveRow = tuple[int, str, dict[str, Any]]
 # The events that end a run: stored a few at a time per worker (``WorkerRuntime.end_slots``).
 ENDS = (ev.RunFinished, ev.RunFailed)
 
@@ -49,11 +51,16 @@ class RunWriter:
 
     async def live(self, kind: str, payload: dict[str, Any]) -> int:
         """Store and publish one live frame; returns its number."""
-        seq = self.seqs.next()
-        started = time.monotonic()
-        await self.runtime.frames.put(LiveFrame(self.run_id, seq, kind, redact(payload), self.group))
-        self.latency = time.monotonic() - started
+        seq, kind, payload = self.number_live(kind, payload)
+        await self.put_live([(seq, kind, payload)])
         return seq
+
+    async def put_live(self, rows: list[LiveRow]) -> None:
+        """Store and publish live frames already numbered (``number_live``), in their order."""
+        for seq, kind, payload in rows:
+            started = time.monotonic()
+            await self.runtime.frames.put(LiveFrame(self.run_id, seq, kind, payload, self.group))
+            self.latency = time.monotonic() - started
 
     def prepare(self, event: ev.Event, extra: dict[str, Any]) -> store.DurableItem:
         """Number and redact a durable event for storing (now, or with the next ones: ``store``)."""
@@ -66,20 +73,32 @@ class RunWriter:
             payload = {**payload, "started_at": round(time.time(), 3)}
         return store.DurableItem(self.seqs.next(), kind, payload, event, extra)
 
+    def number_live(self, kind: str, payload: dict[str, Any]) -> LiveRow:
+        """Number and redact a live frame that is stored with the next durable events (``store``)."""
+        return (self.seqs.next(), kind, redact(payload))
+
     async def durable(self, event: ev.Event, extra: dict[str, Any]) -> StoredEvent:
         return (await self.store([self.prepare(event, extra)]))[-1]
 
-    async def _persist(self, items: list[store.DurableItem]) -> list[frames.Frame]:
-        return await self.runtime.db(store.persist_durable_batch, self.run_id, items, self.lease, self.seqs)
+    async def _persist(self, items: list[store.DurableItem], live: list[LiveRow]) -> list[frames.Frame]:
+        return await self.runtime.db(
+            store.persist_durable_batch, self.run_id, items, self.lease, self.seqs, live
+        )
 
-    async def store(self, items: list[store.DurableItem]) -> list[StoredEvent]:
-        """Store prepared events in one transaction, in order; the status frames of the moves they
-        made come with the last (only an event that ends a batch moves the run)."""
+    async def store(
+        self, items: list[store.DurableItem], live: list[LiveRow] | None = None
+    ) -> list[StoredEvent]:
+        """Store prepared events in one transaction, in order, with the ``live`` frames numbered
+        before them; the status frames of the moves they made come with the last (only an event that
+        ends a batch moves the run)."""
+        live = live or []
         if isinstance(items[-1].event, ENDS):
             async with self.runtime.end_slots:  # a burst of ends leaves the loop its share (runtime.py)
-                moved = await self._persist(items)
+                moved = await self._persist(items, live)
         else:
-            moved = await self._persist(items)
+            moved = await self._persist(items, live)
+        for _, kind, payload in live:
+            crash.after_stored(kind, payload)
         for item in items:
             crash.after_stored(item.kind, item.payload)
         last = len(items) - 1

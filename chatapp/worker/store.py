@@ -84,15 +84,18 @@ def persist_durable_batch(
     items: list[DurableItem],
     lease: str = "",
     seqs: event_log.Sequence | None = None,
+    live: list[tuple[int, str, dict[str, Any]]] | None = None,
 ) -> list[Frame]:
     """``persist_durable`` for several events of one step, in their order, in ONE transaction (one
     lease check, one INSERT of their frames, one audit append, one commit): either all of them are
-    stored or none. Returns the status frames of the moves they made, in order."""
+    stored or none. Returns the status frames of the moves they made, in order. ``live``: frames
+    numbered before them that are not durable (the deltas the step's first event ends: the recorder
+    stores them here rather than in a write of their own just before)."""
     moved: list[Frame] = []
     learned: list[calibration.Observation] = []
     with transaction.atomic(), appended_together():
         facts = _RunFacts(run_id, lease, items)
-        event_log.append_durable(run_id, [(item.seq, item.kind, item.payload) for item in items])
+        event_log.append_durable(run_id, [(item.seq, item.kind, item.payload) for item in items], live)
         for item in items:
             moved += _persist_one(facts, item, seqs, learned)
         facts.calls.count_new()

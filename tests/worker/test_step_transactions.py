@@ -174,10 +174,12 @@ def test_the_files_scenario_stores_its_durable_events_in_nine_transactions(cast,
 
 
 def test_a_step_s_frames_and_the_move_they_made_go_to_redis_in_one_round_trip(cast, monkeypatch):
-    """A batch of 5 durable events was 5 publishes, each awaited while the next batch waited."""
+    """A batch of 5 durable events was 5 publishes, each awaited while the next batch waited; the
+    deltas a round ended with were a live write and a publish of their own before it (session 18)."""
     import json
 
     from chatapp.worker import publisher
+    from chatapp.worker.coalescer import DeltaCoalescer
 
     published: list[list[tuple[int, str]]] = []
 
@@ -186,15 +188,71 @@ def test_a_step_s_frames_and_the_move_they_made_go_to_redis_in_one_round_trip(ca
         published.append([(frame["seq"], frame["type"]) for frame in frames])
 
     monkeypatch.setattr(publisher, "publish_many", recording)
+    live_writes: list[list[str]] = []
+    append_events = store.append_events
+
+    def counting_live(rows: list[tuple[int, int, str, dict[str, Any]]]) -> None:
+        live_writes.append([kind for _, _, kind, _ in rows])
+        append_events(rows)
+
+    monkeypatch.setattr(store, "append_events", counting_live)
+    # A window no round outlasts: every round's deltas are pending when the event that ends it comes.
+    monkeypatch.setattr(DeltaCoalescer, "window", lambda self: 60.0)
     run = new_run(cast["alice"], "files")
     batches, _, _ = drive_counting(run, monkeypatch)
     _check_stored(run)
     assert len(published) == len(batches) == 9
-    assert [len(frames) for frames in published[:2]] == [1, 5]
-    # The end: the answer's round, the run's end and the status it moved to, in one pipeline.
-    assert [kind for _, kind in published[-1]] == ["round_finished", "run_finished", "status"]
+    # A round's last deltas go with the event that ends it: in its transaction, in its pipeline.
+    assert [kind for _, kind in published[0]] == ["delta", "round_finished"]
+    assert len(published[1]) == 5
+    assert [kind for _, kind in published[5]] == ["delta", "round_finished"]
+    # The end: the answer, its round, the run's end and the status it moved to, in one pipeline.
+    assert [kind for _, kind in published[-1]] == ["delta", "round_finished", "run_finished", "status"]
     seqs = [seq for frames in published for seq, _ in frames]
     assert seqs == sorted(seqs)
+    # Live writes of their own: each round's start and the run's first delta (out at once); the rest
+    # of each round's deltas were one more write per round.
+    assert live_writes == [["round_started"], ["delta"], ["round_started"], ["round_started"]]
+    deltas = RunEvent.objects.filter(run=run, type="delta")
+    assert deltas.count() == 4 and not deltas.filter(durable=True).exists()
+
+
+def test_an_end_that_waits_for_a_slot_sends_the_answer_s_last_tokens_first(cast, monkeypatch):
+    """Under a burst of ends (every end slot taken) the end waits: its deltas are not held with it."""
+    from chatapp.worker.coalescer import DeltaCoalescer
+    from tests.worker import scenario
+
+    class BusySlots:
+        def locked(self) -> bool:
+            return True
+
+        async def __aenter__(self) -> None:
+            return None
+
+        async def __aexit__(self, *exc: object) -> None:
+            return None
+
+    runtime_init = scenario.InlineRuntime.__post_init__
+
+    def busy(self: Any) -> None:
+        runtime_init(self)
+        self.end_slots = BusySlots()
+
+    monkeypatch.setattr(scenario.InlineRuntime, "__post_init__", busy)
+    monkeypatch.setattr(DeltaCoalescer, "window", lambda self: 60.0)
+    live_writes: list[list[str]] = []
+    append_events = store.append_events
+
+    def counting_live(rows: list[tuple[int, int, str, dict[str, Any]]]) -> None:
+        live_writes.append([kind for _, _, kind, _ in rows])
+        append_events(rows)
+
+    monkeypatch.setattr(store, "append_events", counting_live)
+    run = new_run(cast["alice"], "files")
+    batches, _, _ = drive_counting(run, monkeypatch)
+    _check_stored(run)
+    assert live_writes[-1] == ["delta"]  # the answer, written before the end's batch
+    assert batches[-1] == ["round_finished", "run_finished"]
 
 
 def test_without_holding_each_durable_event_is_its_own_transaction(cast, monkeypatch):
