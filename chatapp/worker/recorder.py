@@ -142,9 +142,10 @@ class RunRecorder:
             # Stored in one transaction with the events held before it (one step, one commit).
             items, self._held = [*self._held, item], []
             live, self._held_live = self._held_live, []
-            if live and isinstance(event, ENDS) and self.runtime.end_slots.locked():
-                # A burst of ends waits for its slots (runtime.py): the answer's last tokens go out
-                # first, on their own, as every token before them did.
+            if live and isinstance(event, ENDS):
+                # An end may wait for its slot (a burst of ends, runtime.py) and its transaction is
+                # the step's longest: the answer's last tokens go out first, on their own, as every
+                # token before them did (measured: 200 runs' token lag p99 was worse with them held).
                 await self.writer.put_live(live)
                 live = []
             await self._durable(items, live)

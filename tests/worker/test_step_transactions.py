@@ -206,19 +206,21 @@ def test_a_step_s_frames_and_the_move_they_made_go_to_redis_in_one_round_trip(ca
     assert [kind for _, kind in published[0]] == ["delta", "round_finished"]
     assert len(published[1]) == 5
     assert [kind for _, kind in published[5]] == ["delta", "round_finished"]
-    # The end: the answer, its round, the run's end and the status it moved to, in one pipeline.
-    assert [kind for _, kind in published[-1]] == ["delta", "round_finished", "run_finished", "status"]
+    # The end: its round, the run's end and the status it moved to, in one pipeline; the answer's last
+    # tokens went out just before, on their own (an end can wait for a slot: the next test).
+    assert [kind for _, kind in published[-1]] == ["round_finished", "run_finished", "status"]
     seqs = [seq for frames in published for seq, _ in frames]
     assert seqs == sorted(seqs)
-    # Live writes of their own: each round's start and the run's first delta (out at once); the rest
-    # of each round's deltas were one more write per round.
-    assert live_writes == [["round_started"], ["delta"], ["round_started"], ["round_started"]]
+    # Live writes of their own: each round's start, the run's first delta (out at once) and the
+    # answer's last; the rest of each tool round's deltas were one more write per round.
+    assert live_writes == [["round_started"], ["delta"], ["round_started"], ["round_started"], ["delta"]]
     deltas = RunEvent.objects.filter(run=run, type="delta")
     assert deltas.count() == 4 and not deltas.filter(durable=True).exists()
 
 
 def test_an_end_that_waits_for_a_slot_sends_the_answer_s_last_tokens_first(cast, monkeypatch):
-    """Under a burst of ends (every end slot taken) the end waits: its deltas are not held with it."""
+    """Under a burst of ends (every end slot taken) the end waits: its deltas are not held with it
+    (nor are they when a slot is free: the previous test)."""
     from chatapp.worker.coalescer import DeltaCoalescer
     from tests.worker import scenario
 
