@@ -15,6 +15,7 @@ run for a user's stop (``cancels.py``), leaving stops watching.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -53,6 +54,21 @@ HELD_STATUSES = ("proposed", "approved")
 HOLD_ROUNDS_WITHOUT_CALLS = True
 
 
+# Events whose batch moves the run (a pause, an end): a batch ending with one is never merged with the
+# batches queued after it, since the status frames of the move follow the batch's last event.
+MOVERS = (ev.ApprovalRequested, ev.RunFinished, ev.RunFailed)
+
+
+@dataclass
+class _Batch:
+    """One emit's durable events (and the deltas they end), queued to be stored; ``done`` resolves
+    once they are committed, or with what storing them raised."""
+
+    items: list[store.DurableItem]
+    live: list[LiveRow]
+    done: asyncio.Future[None]
+
+
 def held_until_next(event: ev.Event) -> bool:
     if isinstance(event, ev.RoundFinished):
         return HOLD_ROUNDS_WITHOUT_CALLS and not (event.response.choices and event.response.tool_calls)
@@ -85,8 +101,10 @@ class RunRecorder:
         # emit from their own tasks: without it, a call's "running" and "succeeded" (its own batches)
         # could commit before the batch that held its "approved", whose upsert then set the call's row
         # back to "approved" (seen under load, tests/worker/test_step_transactions.py). The run's row
-        # lock serialized the transactions already, only not in this order.
+        # lock serialized the transactions already, only not in this order. Batches queued while one
+        # is stored are stored together next (``_durable``).
         self._storing = asyncio.Lock()
+        self._waiting: list[_Batch] = []
 
     async def __aenter__(self) -> RunRecorder:
         self._stopped = self.runtime.cancels.watch(self.run_id)
@@ -162,17 +180,51 @@ class RunRecorder:
                 self.spans.report()
 
     async def _durable(self, items: list[store.DurableItem], live: list[LiveRow] | None = None) -> None:
-        # Taken with no await since the items were numbered, so batches queue in number order (FIFO).
-        async with self._storing:
+        """Store the batch (with the batches queued behind it by then) and publish it; returns once it
+        is committed, raising what storing it raised."""
+        batch = _Batch(items, live or [], asyncio.get_running_loop().create_future())
+        # Queued with no await since the items were numbered, so batches queue in number order (FIFO).
+        self._waiting.append(batch)
+        # Not waiting for more: a call's "running" is stored before its tool starts, one at a time
+        # (the kill matrix stops a worker between two calls' "running"). What queues while a batch
+        # is stored (a parallel call's "running" behind another's result) goes with the next one.
+        if not batch.done.done():
+            async with self._storing:
+                if not batch.done.done():  # else the holder before stored it with its own
+                    # Shielded: a stop cancelling this task must not abandon the other tasks' batches.
+                    await asyncio.shield(self._store_batches(self._take_waiting()))
+        batch.done.result()
+
+    def _take_waiting(self) -> list[_Batch]:
+        """The batches queued now, from the first, up to one that moves the run."""
+        batches = [self._waiting.pop(0)]
+        while self._waiting and not isinstance(batches[-1].items[-1].event, MOVERS):
+            batches.append(self._waiting.pop(0))
+        return batches
+
+    async def _store_batches(self, batches: list[_Batch]) -> None:
+        live = [row for batch in batches for row in batch.live]
+        try:
+            stored = await self.writer.store([item for batch in batches for item in batch.items], live)
             # Published only after their commit, in their order, in one round trip.
-            published: list[tuple[int, str, dict[str, Any]]] = list(live or [])
-            for stored in await self.writer.store(items, live):
-                visible = shown(stored.payload)
-                log_event(self.run_id, stored.seq, stored.kind, visible)
-                published.append((stored.seq, stored.kind, visible))
+            published: list[tuple[int, str, dict[str, Any]]] = list(live)
+            for event in stored:
+                visible = shown(event.payload)
+                log_event(self.run_id, event.seq, event.kind, visible)
+                published.append((event.seq, event.kind, visible))
                 # The status move the event made (waiting for approval, the end) follows it, in order.
-                published += [(frame["seq"], frame["type"], frame["data"]) for frame in stored.moved]
+                published += [(frame["seq"], frame["type"], frame["data"]) for frame in event.moved]
             await self.publisher.publish_all(sorted(published, key=lambda frame: frame[0]))
+        except asyncio.CancelledError:
+            for batch in batches:
+                batch.done.cancel()
+            raise
+        except Exception as exc:  # noqa: BLE001 - handed to every emit whose events it held
+            for batch in batches:
+                batch.done.set_exception(exc)
+            return
+        for batch in batches:
+            batch.done.set_result(None)
 
     async def _store_held(self) -> None:
         if self._held:

@@ -91,3 +91,63 @@ async def test_a_link_frame_follows_the_text_before_it(run, layer, runtime):
         ("link", "pending"),
     ]
     assert frames[2]["data"] == {"id": 9, "state": "pending", "call_id": "c1", "tool": "t"}
+
+
+def _running(index: int) -> ev.ToolCallChanged:
+    return ev.ToolCallChanged(
+        round_index=0, index=index, call_id=f"c{index}", name="t", arguments="{}", status="running"
+    )
+
+
+async def test_batches_queued_meanwhile_share_the_next_transaction_and_its_failure_reaches_all(run, runtime):
+    """Statuses emitted from several tasks while a batch is stored are stored together next (session
+    18); what storing them raised is raised in every task that emitted one of them."""
+    import asyncio
+
+    from chatapp.worker.store import LeaseLost
+
+    async with recorder_for(run, runtime) as recorder:
+        store, batches = recorder.writer.store, []
+
+        async def counting(items, live=None):
+            batches.append([item.seq for item in items])
+            return await store(items, live)
+
+        recorder.writer.store = counting
+        # The first is stored at once, on its own; the two emitted while it is stored go together.
+        await asyncio.gather(*(recorder.emit(_running(i)) for i in range(3)))
+        assert batches == [[1], [2, 3]]
+        await Run.objects.filter(pk=run.pk).aupdate(lease_owner="worker-b:1")  # another worker took it
+        outcomes = await asyncio.gather(
+            *(recorder.emit(_running(i)) for i in range(3, 6)), return_exceptions=True
+        )
+    assert batches == [[1], [2, 3], [4], [5, 6]]
+    assert [type(outcome) for outcome in outcomes] == [LeaseLost] * 3
+    assert await RunEvent.objects.filter(run_id=run.pk).acount() == 3  # the refused batches left nothing
+
+
+async def test_a_batch_that_moves_the_run_is_not_stored_with_the_ones_after_it(run, runtime):
+    import asyncio
+
+    from chatapp.worker.recorder import _Batch
+    from chatapp.worker.store import DurableItem
+
+    recorder = recorder_for(run, runtime)
+    stored: list[list[str]] = []
+
+    async def fake_store(items, live=None):
+        stored.append([item.kind for item in items])
+        return []
+
+    recorder.writer.store = fake_store
+    loop = asyncio.get_running_loop()
+    asking = DurableItem(1, "approval_requested", {}, ev.ApprovalRequested(0, ("c0",)), {})
+    after = DurableItem(2, "tool_call", {}, _running(1), {})
+    recorder._waiting = [
+        _Batch([asking], [], loop.create_future()),
+        _Batch([after], [], loop.create_future()),
+    ]
+    await recorder._store_batches(recorder._take_waiting())
+    assert stored == [["approval_requested"]] and len(recorder._waiting) == 1
+    await recorder._store_batches(recorder._take_waiting())
+    assert stored == [["approval_requested"], ["tool_call"]] and not recorder._waiting

@@ -91,11 +91,17 @@ def answers(request: pt.ModelRequest) -> pt.AssembledResponse:
     return reply("分析完成，结果已经写入 report.md。")
 
 
+# The reads of the last ``drive_counting``: the transactions' other statements vary with how many
+# batches a run's parallel calls shared, its reads do not.
+READS: list[str] = []
+
+
 def drive_counting(run: Run, monkeypatch: pytest.MonkeyPatch) -> tuple[list[list[str]], int, int]:
     """Drive the run; return the durable batches (each one transaction: the kinds it stored) and the
     commits made by the worker's DB thread (durable batches and live frames)."""
     batches: list[list[str]] = []
     commits, queries = [0], [0]
+    READS.clear()
     main = threading.get_ident()
     batch, commit, execute = store.persist_durable_batch, BaseDatabaseWrapper.commit, CursorWrapper._execute
 
@@ -111,6 +117,8 @@ def drive_counting(run: Run, monkeypatch: pytest.MonkeyPatch) -> tuple[list[list
     def counting_execute(self: CursorWrapper, *args: Any) -> Any:
         if threading.get_ident() != main:
             queries[0] += 1
+            if str(args[0]).lstrip().upper().startswith("SELECT"):
+                READS.append(str(args[0]))
         return execute(self, *args)
 
     monkeypatch.setattr(CursorWrapper, "_execute", counting_execute)
@@ -135,14 +143,24 @@ def _check_stored(run: Run) -> None:
     assert seqs == list(range(1, len(seqs) + 1))  # every number once, none skipped
 
 
-def test_the_files_scenario_stores_its_durable_events_in_nine_transactions(cast, monkeypatch):
+def test_the_files_scenario_stores_its_durable_events_in_eight_transactions(cast, monkeypatch):
     run = new_run(
         cast["alice"], "读取 config.yaml，同时列出当前目录中的 Markdown 文件，然后把分析结果写入 report.md。"
     )
     batches, commits, queries = drive_counting(run, monkeypatch)
     _check_stored(run)
     print(f"durable transactions {len(batches)}, worker commits {commits}, queries {queries}")  # noqa: T201 - figures for the docs
-    assert batches == [
+    # The second call's "running" and the two results: batches that queued while one was stored go
+    # together with the next (session 18), so 2 or 3 transactions, by timing; in their order.
+    parallel = [batch for batch in batches[2:] if batch[0] != "round_finished"][:3]
+    parallel = parallel[: next(i for i, b in enumerate(batches[2:]) if b[0] == "round_finished")]
+    assert [kind for batch in parallel for kind in batch] == [
+        "tool_call:running",
+        "tool_call:succeeded",
+        "tool_call:succeeded",
+    ]
+    assert len(parallel) in (2, 3)
+    assert batches[:2] + batches[2 + len(parallel) :] == [
         ["round_finished"],
         # Screening both calls (no effect) is stored with the first "running", before its tool starts.
         [
@@ -152,16 +170,14 @@ def test_the_files_scenario_stores_its_durable_events_in_nine_transactions(cast,
             "tool_call:approved",
             "tool_call:running",
         ],
-        ["tool_call:running"],
-        ["tool_call:succeeded"],
-        ["tool_call:succeeded"],
         ["round_finished"],
         ["tool_call:proposed", "tool_call:approved", "tool_call:running"],
         ["tool_call:succeeded"],
         # The answer's round asks for no call: stored with the run's end (session 11).
         ["round_finished", "run_finished"],
     ]
-    assert len(batches) / 3 < 3.1  # per round: 16 / 3 before holding decisions, 10 / 3 then, 9 / 3 now
+    # Per round: 16 / 3 before holding decisions, 10 / 3 then, 9 / 3 after session 11, 8-9 / 3 now.
+    assert len(batches) / 3 < 3.1
     # Statements on the worker's DB thread: 164 before a step's frames, lease check, audit appends and
     # tool-call upserts were merged (docs/performance.md, session 7), 101-106 after; 86 since the
     # step's first UPDATE also moves the run's counters and returns its provider and model, a step's
@@ -201,11 +217,11 @@ def test_a_step_s_frames_and_the_move_they_made_go_to_redis_in_one_round_trip(ca
     run = new_run(cast["alice"], "files")
     batches, _, _ = drive_counting(run, monkeypatch)
     _check_stored(run)
-    assert len(published) == len(batches) == 9
+    assert len(published) == len(batches) in (8, 9)  # by timing (the test above)
     # A round's last deltas go with the event that ends it: in its transaction, in its pipeline.
     assert [kind for _, kind in published[0]] == ["delta", "round_finished"]
     assert len(published[1]) == 5
-    assert [kind for _, kind in published[5]] == ["delta", "round_finished"]
+    assert [kind for _, kind in published[-4]] == ["delta", "round_finished"]
     # The end: its round, the run's end and the status it moved to, in one pipeline; the answer's last
     # tokens went out just before, on their own (an end can wait for a slot: the next test).
     assert [kind for _, kind in published[-1]] == ["round_finished", "run_finished", "status"]
@@ -258,14 +274,16 @@ def test_an_end_that_waits_for_a_slot_sends_the_answer_s_last_tokens_first(cast,
 
 
 def test_without_holding_each_durable_event_is_its_own_transaction(cast, monkeypatch):
-    """The figure before: one transaction per durable event (16 for the scenario)."""
+    """The figure before: one transaction per durable event (16 for the scenario); batches that
+    queued while one was stored go together with the next (session 18: 14-16, by timing)."""
     monkeypatch.setattr(recorder_module, "HELD_STATUSES", ())
     monkeypatch.setattr(recorder_module, "HOLD_ROUNDS_WITHOUT_CALLS", False)
     run = new_run(cast["alice"], "files")
     batches, commits, queries = drive_counting(run, monkeypatch)
     _check_stored(run)
     print(f"durable transactions {len(batches)}, worker commits {commits}, queries {queries}")  # noqa: T201 - figures for the docs
-    assert len(batches) == 16 and all(len(b) == 1 for b in batches)
+    assert 14 <= len(batches) <= 16 and max(len(b) for b in batches) <= 2
+    assert sum(len(b) for b in batches) == 16
 
 
 def test_rounds_stored_from_what_the_segment_saw_equal_those_read_back(cast, monkeypatch):
@@ -284,15 +302,17 @@ def test_rounds_stored_from_what_the_segment_saw_equal_those_read_back(cast, mon
         observed: list[tuple[int, Any]] = []
         observe = calibration.observe
 
-        def spy(provider: str, model: str, event: Any, previous: Any, observe=observe, observed=observed) -> Any:
+        def spy(
+            provider: str, model: str, event: Any, previous: Any, observe=observe, observed=observed
+        ) -> Any:
             observed.append((event.round_index, previous))
             return observe(provider, model, event, previous)
 
         monkeypatch.setattr(calibration, "observe", spy)
         run = new_run(cast["alice"], "files")
-        batches, _, queries = drive_counting(run, monkeypatch)  # undoes the patches at its end
+        drive_counting(run, monkeypatch)  # undoes the patches at its end
         rounds = list(Round.objects.filter(run=run).order_by("index").values_list("index", "compressions"))
-        seen[remembered] = (observed, rounds, queries)
+        seen[remembered] = (observed, rounds, len(READS))
     assert seen[True][:2] == seen[False][:2]
     assert [index for index, _ in seen[True][0]] == [0, 1, 2]
     assert seen[True][0][1][1] is not None  # round 2 was compared with round 1
