@@ -96,7 +96,6 @@ class RunRecorder:
         self._stopped: asyncio.Event | None = None
         self.spans = StartSpans(run_id)  # the driver hands over the marks of this delivery's start
         self._held: list[store.DurableItem] = []  # durable events stored with the next one (below)
-        self._held_live: list[LiveRow] = []  # the deltas a held event ended, stored with it
         # Durable batches are stored one at a time, in the order they were numbered. Parallel calls
         # emit from their own tasks: without it, a call's "running" and "succeeded" (its own batches)
         # could commit before the batch that held its "approved", whose upsert then set the call's row
@@ -147,25 +146,27 @@ class RunRecorder:
             await self.coalescer.add(event)
             return
         if isinstance(event, ev.DURABLE):
-            # The deltas before this event are stored in its transaction and published with it (a
-            # live write of their own just before was a commit and a Redis round trip per round).
-            taken = await self.coalescer.take()
-            self._held_live += [self.writer.number_live(Kind.DELTA, payload) for payload in taken]
+            held = held_until_next(event)
+            live: list[LiveRow] = []
+            if held or isinstance(event, ENDS):
+                # The answer's last tokens go out now, on their own, as every token before them did:
+                # a held round waits for the engine's next event, and an end for its slot (a burst of
+                # ends, runtime.py); holding them measured worse (200 runs' token lag p99).
+                await self.coalescer.flush()
+            else:
+                # A round with calls: its last deltas (tool arguments) are stored in its transaction
+                # and published with it; a write of their own just before was a commit and a Redis
+                # round trip per round (session 18).
+                taken = await self.coalescer.take()
+                live = [self.writer.number_live(Kind.DELTA, payload) for payload in taken]
             item = self.writer.prepare(event, self.book.extra_for(event))
             if isinstance(event, ev.ContextCompressed):
                 self.book.note_compression(event.round_index, item.payload)
-            if held_until_next(event):
+            if held:
                 self._held.append(item)
                 return
             # Stored in one transaction with the events held before it (one step, one commit).
             items, self._held = [*self._held, item], []
-            live, self._held_live = self._held_live, []
-            if live and isinstance(event, ENDS):
-                # An end may wait for its slot (a burst of ends, runtime.py) and its transaction is
-                # the step's longest: the answer's last tokens go out first, on their own, as every
-                # token before them did (measured: 200 runs' token lag p99 was worse with them held).
-                await self.writer.put_live(live)
-                live = []
             await self._durable(items, live)
         else:
             await self.coalescer.flush()  # the deltas before this event go out before it
@@ -228,9 +229,8 @@ class RunRecorder:
 
     async def _store_held(self) -> None:
         if self._held:
-            # Taken at once: a concurrent emit never stores them twice.
-            items, self._held, live, self._held_live = self._held, [], self._held_live, []
-            await self._durable(items, live)
+            items, self._held = self._held, []  # taken at once: a concurrent emit never stores them twice
+            await self._durable(items)
 
     async def flush(self) -> None:
         """Everything emitted so far stored and sent (before the driver writes on its own)."""

@@ -52,15 +52,10 @@ class RunWriter:
     async def live(self, kind: str, payload: dict[str, Any]) -> int:
         """Store and publish one live frame; returns its number."""
         seq, kind, payload = self.number_live(kind, payload)
-        await self.put_live([(seq, kind, payload)])
+        started = time.monotonic()
+        await self.runtime.frames.put(LiveFrame(self.run_id, seq, kind, payload, self.group))
+        self.latency = time.monotonic() - started
         return seq
-
-    async def put_live(self, rows: list[LiveRow]) -> None:
-        """Store and publish live frames already numbered (``number_live``), in their order."""
-        for seq, kind, payload in rows:
-            started = time.monotonic()
-            await self.runtime.frames.put(LiveFrame(self.run_id, seq, kind, payload, self.group))
-            self.latency = time.monotonic() - started
 
     def prepare(self, event: ev.Event, extra: dict[str, Any]) -> store.DurableItem:
         """Number and redact a durable event for storing (now, or with the next ones: ``store``)."""

@@ -235,8 +235,9 @@ def test_a_step_s_frames_and_the_move_they_made_go_to_redis_in_one_round_trip(ca
 
 
 def test_an_end_that_waits_for_a_slot_sends_the_answer_s_last_tokens_first(cast, monkeypatch):
-    """Under a burst of ends (every end slot taken) the end waits: its deltas are not held with it
-    (nor are they when a slot is free: the previous test)."""
+    """Under a burst of ends (every end slot taken) the end waits: the answer's last deltas went out
+    when its round ended (a round without calls is held), never with the end (the previous test
+    shows the same with a slot free)."""
     from chatapp.worker.coalescer import DeltaCoalescer
     from tests.worker import scenario
 
