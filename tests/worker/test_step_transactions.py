@@ -130,6 +130,19 @@ def drive_counting(run: Run, monkeypatch: pytest.MonkeyPatch) -> tuple[list[list
     return batches, commits[0], queries[0]
 
 
+def count_live_writes(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The kinds of each live write the worker's DB thread makes (frames not stored with a step)."""
+    live_writes: list[list[str]] = []
+    append_events = store.append_events
+
+    def counting_live(rows: list[tuple[int, int, str, dict[str, Any]]]) -> None:
+        live_writes.append([kind for _, _, kind, _ in rows])
+        append_events(rows)
+
+    monkeypatch.setattr(store, "append_events", counting_live)
+    return live_writes
+
+
 def _name(item: store.DurableItem) -> str:
     event = item.event
     return f"{item.kind}:{event.status}" if isinstance(event, ev.ToolCallChanged) else item.kind
@@ -204,14 +217,7 @@ def test_a_step_s_frames_and_the_move_they_made_go_to_redis_in_one_round_trip(ca
         published.append([(frame["seq"], frame["type"]) for frame in frames])
 
     monkeypatch.setattr(publisher, "publish_many", recording)
-    live_writes: list[list[str]] = []
-    append_events = store.append_events
-
-    def counting_live(rows: list[tuple[int, int, str, dict[str, Any]]]) -> None:
-        live_writes.append([kind for _, _, kind, _ in rows])
-        append_events(rows)
-
-    monkeypatch.setattr(store, "append_events", counting_live)
+    live_writes = count_live_writes(monkeypatch)
     # A window no round outlasts: every round's deltas are pending when the event that ends it comes.
     monkeypatch.setattr(DeltaCoalescer, "window", lambda self: 60.0)
     run = new_run(cast["alice"], "files")
@@ -259,14 +265,7 @@ def test_an_end_that_waits_for_a_slot_sends_the_answer_s_last_tokens_first(cast,
 
     monkeypatch.setattr(scenario.InlineRuntime, "__post_init__", busy)
     monkeypatch.setattr(DeltaCoalescer, "window", lambda self: 60.0)
-    live_writes: list[list[str]] = []
-    append_events = store.append_events
-
-    def counting_live(rows: list[tuple[int, int, str, dict[str, Any]]]) -> None:
-        live_writes.append([kind for _, _, kind, _ in rows])
-        append_events(rows)
-
-    monkeypatch.setattr(store, "append_events", counting_live)
+    live_writes = count_live_writes(monkeypatch)
     run = new_run(cast["alice"], "files")
     batches, _, _ = drive_counting(run, monkeypatch)
     _check_stored(run)
