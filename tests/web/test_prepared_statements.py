@@ -54,3 +54,14 @@ def test_the_setting_turns_preparing_off_for_a_pooler(configured, expected):
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=True
     )
     assert json.loads(out.stdout.strip().splitlines()[-1]) == expected
+
+
+@pytest.mark.parametrize("conversation_id", [0, 2**63, 10**20])
+def test_an_id_past_the_column_s_range_is_a_404_on_the_prepared_reads(cast, conversation_id):
+    """Bound by the server, an id is sent with its own type (numeric past bigint): still no such row."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(cast["alice"])
+    assert client.post(f"/c/{conversation_id}/send/", {"message": "hi"}).status_code == 404
+    assert client.get(f"/c/{conversation_id}/").status_code == 404
