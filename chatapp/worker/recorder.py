@@ -189,11 +189,10 @@ class RunRecorder:
         # Not waiting for more: a call's "running" is stored before its tool starts, one at a time
         # (the kill matrix stops a worker between two calls' "running"). What queues while a batch
         # is stored (a parallel call's "running" behind another's result) goes with the next one.
-        if not batch.done.done():
-            async with self._storing:
-                if not batch.done.done():  # else the holder before stored it with its own
-                    # Shielded: a stop cancelling this task must not abandon the other tasks' batches.
-                    await asyncio.shield(self._store_batches(self._take_waiting()))
+        async with self._storing:
+            if not batch.done.done():  # else the holder before stored it with its own
+                # Shielded: a stop cancelling this task must not abandon the other tasks' batches.
+                await asyncio.shield(self._store_batches(self._take_waiting()))
         batch.done.result()
 
     def _take_waiting(self) -> list[_Batch]:
