@@ -6,6 +6,9 @@ The client sends ``{"resume": {"<run id>": <last seq>, ...}}`` (or nothing) once
 consumer joins the conversation's frame bus first (``frame_bus.py``; the channel-layer group where
 the layer is not Redis), then replays stored frames newer than what the client has; frames
 that arrive live meanwhile may overlap the replay, and the client drops any (run, seq) it has seen.
+Live frames wait behind that first replay: sent before it, a frame could reach the client ahead of
+the stored ones just before it, and a client that dropped right then would resume past those. A
+client that sends nothing gets its live frames after ``FIRST_MESSAGE_WAIT`` seconds.
 Only the conversation's owner, auditors and holders of view_conversation may subscribe (access.py).
 That is checked again before every replay and, while frames flow, at most every
 ``ACCESS_RECHECK_SECONDS``: a socket whose user signed out, was deactivated, changed their password or
@@ -19,6 +22,7 @@ sockets per web process (review L8).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -48,6 +52,9 @@ TOO_MANY_SOCKETS = 4429
 SUBSCRIPTION_LOST = 4503  # the live subscription failed: the page reconnects and back-fills
 FORBIDDEN = 4403
 ACCESS_RECHECK_SECONDS = 30.0
+# How long a new socket holds live frames for the client's first message (the browser sends its
+# resume request at once): a client that never sends one gets them after this.
+FIRST_MESSAGE_WAIT = 1.0
 
 
 class BadRequest(ValueError):
@@ -88,6 +95,11 @@ class ConversationConsumer(AsyncWebsocketConsumer):
     open_sockets: Counter[int] = Counter()  # user id -> sockets open in this process
 
     async def connect(self) -> None:
+        # Live frames stay held until the client's first message is answered (``receive``): one
+        # replay or release at a time, and never a live frame between a replay's frames.
+        self._held: list[str] | None = []
+        self._replaying = asyncio.Lock()
+        self._spoke = False
         self.conversation_id = int(self.scope["url_route"]["kwargs"]["conversation_id"])
         user = self.scope.get("user")
         if user is None or not user.is_authenticated or not await self._may_view(user):
@@ -102,7 +114,6 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         self.user_id = user.pk
         self.open_sockets[user.pk] += 1
         group = frames.group(self.conversation_id)
-        self._held: list[str] | None = []  # frames that arrive before accept: a socket cannot send yet
         if frame_bus.supports(self.channel_layer):
             # Live frames come from the conversation's bus channel (frame_bus.py); before accept, so
             # the replay the client asks for next cannot miss a frame published in between.
@@ -117,6 +128,16 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_add(group, self.channel_name)
             self.group = group
         await self.accept()
+        self._waiting = asyncio.create_task(self._release_unasked())
+
+    async def _release_unasked(self) -> None:
+        """A client that sends nothing gets the live frames without a replay."""
+        await asyncio.sleep(FIRST_MESSAGE_WAIT)
+        async with self._replaying:
+            if not self._spoke:
+                await self._send_held()
+
+    async def _send_held(self) -> None:
         while self._held:  # in order: frames arriving meanwhile queue behind these
             await self.send(text_data=self._held.pop(0))
         self._held = None
@@ -176,6 +197,8 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         return conversation is not None and can_view_conversation(user, conversation)
 
     async def disconnect(self, code: int) -> None:
+        if hasattr(self, "_waiting"):
+            self._waiting.cancel()
         if hasattr(self, "user_id"):
             self.open_sockets[self.user_id] -= 1
             if self.open_sockets[self.user_id] <= 0:
@@ -192,26 +215,31 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if text_data is None:
             log.warning("conversation %s: binary websocket message ignored", self.conversation_id)
             return
+        self._spoke = True
         try:
             request = parse_resume(text_data)
         except BadRequest as bad:
             log.warning("conversation %s: websocket message ignored (%s)", self.conversation_id, bad)
-            return
-        if request is None or not await self._allowed_still():
-            return
-        # Live frames that arrive while the stored ones are read wait behind them: sent first, a run's
-        # end could reach the page before the frames just stored ahead of it (a client that resumes
-        # from the highest number it holds would then skip those for good).
-        self._held = self._held if self._held is not None else []
-        try:
-            stored = await self._stored_frames(*request)
-            for frame in stored:
-                await self.send(text_data=encoded_frame(dict(frame)))
-            await self.send_json({"type": frames.Kind.REPLAY_DONE, "count": len(stored)})
-        finally:
-            while self._held:  # in order; the page applies each (run, seq) once
-                await self.send(text_data=self._held.pop(0))
-            self._held = None
+            request = None
+        async with self._replaying:
+            if request is None:  # nothing asked: the live frames held for the first message go now
+                await self._send_held()
+                return
+            # Live frames that arrive while the stored ones are read wait behind them: sent first, a
+            # run's end could reach the page before the frames just stored ahead of it (a client that
+            # resumes from the highest number it holds would then skip those for good).
+            self._held = self._held if self._held is not None else []
+            try:
+                if await self._allowed_still():
+                    await self._replay(*request)
+            finally:
+                await self._send_held()  # in order; the page applies each (run, seq) once
+
+    async def _replay(self, positions: dict[int, int], since_run: int | None) -> None:
+        stored = await self._stored_frames(positions, since_run)
+        for frame in stored:
+            await self.send(text_data=encoded_frame(dict(frame)))
+        await self.send_json({"type": frames.Kind.REPLAY_DONE, "count": len(stored)})
 
     @database_sync_to_async
     def _stored_frames(self, positions: dict[int, int], since_run: int | None) -> list[frames.Frame]:
@@ -226,14 +254,9 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         await super().dispatch(message)
 
     async def run_frame(self, message: dict[str, Any]) -> None:
-        if not await self._allowed_still(every=ACCESS_RECHECK_SECONDS):
-            return
+        # The worker encoded the frame once for every socket of the conversation.
         encoded = message.get("text")
-        if encoded is not None:
-            # The worker encoded the frame once for every socket of the conversation.
-            await self.send(text_data=encoded)
-            return
-        await self.send_json(message["frame"])
+        await self._forward(encoded if encoded is not None else json_text.dumps(message["frame"]))
 
     async def send_json(self, content: Any) -> None:
         await self.send(text_data=json_text.dumps(content))
