@@ -54,6 +54,11 @@ async def test_frames_published_during_the_replay_follow_it(cast, monkeypatch):
     monkeypatch.setattr(consumers.ConversationConsumer, "_stored_frames", slow_read)
     communicator = _socket(run, cast["alice"])
     assert (await communicator.connect())[0]
+    await _assert_replay_then_live(communicator, run, stored, live)
+
+
+async def _assert_replay_then_live(communicator, run, stored, live) -> None:
+    """Resume from nothing: the stored frames, the replay's end marker, then the live frame."""
     await communicator.send_to(text_data=json.dumps({"resume": {str(run.pk): 0}, "since_run": run.pk}))
     got = [json.loads(await communicator.receive_from(timeout=5)) for _ in range(len(stored) + 2)]
     assert [f.get("seq") for f in got[: len(stored)]] == [f["seq"] for f in stored]
@@ -83,9 +88,12 @@ def _noting_forward(monkeypatch) -> asyncio.Event:
     return forwarded
 
 
-async def _live_after_connect(cast, monkeypatch):
-    """A run's stored frames, a socket connected to it, and its next frame published to that socket
-    before the client says anything."""
+async def _live_after_connect(cast, monkeypatch, wait: float):
+    """A run's stored frames, a socket connected to it (holding live frames for ``wait`` seconds of
+    the client's silence), and its next frame published to that socket before the client speaks."""
+    if settings.EMBEDDED_REDIS:
+        pytest.skip("needs REDIS_URL (make test sets it)")
+    monkeypatch.setattr(consumers, "FIRST_MESSAGE_WAIT", wait)
     run = await sync_to_async(make_run)(cast["alice"], status="running")
     stored = await sync_to_async(event_log.stored_frames)(run.conversation_id, {}, run.pk, 100)
     live = {"run": run.pk, "seq": stored[-1]["seq"] + 1, "type": "status", "data": {"status": "succeeded"}}
@@ -99,23 +107,12 @@ async def _live_after_connect(cast, monkeypatch):
 
 
 async def test_a_frame_published_before_the_resume_request_follows_the_replay(cast, monkeypatch):
-    if settings.EMBEDDED_REDIS:
-        pytest.skip("needs REDIS_URL (make test sets it)")
-    monkeypatch.setattr(consumers, "FIRST_MESSAGE_WAIT", 30.0)
-    run, stored, live, communicator = await _live_after_connect(cast, monkeypatch)
-    await communicator.send_to(text_data=json.dumps({"resume": {str(run.pk): 0}, "since_run": run.pk}))
-    got = [json.loads(await communicator.receive_from(timeout=5)) for _ in range(len(stored) + 2)]
-    assert [f.get("seq") for f in got[: len(stored)]] == [f["seq"] for f in stored]
-    assert got[len(stored)]["type"] == frames.Kind.REPLAY_DONE
-    assert got[-1] == live
-    await communicator.disconnect()
+    run, stored, live, communicator = await _live_after_connect(cast, monkeypatch, 30.0)
+    await _assert_replay_then_live(communicator, run, stored, live)
 
 
 async def test_a_client_that_asks_for_no_replay_gets_the_held_frames_at_once(cast, monkeypatch):
-    if settings.EMBEDDED_REDIS:
-        pytest.skip("needs REDIS_URL (make test sets it)")
-    monkeypatch.setattr(consumers, "FIRST_MESSAGE_WAIT", 30.0)
-    run, _, live, communicator = await _live_after_connect(cast, monkeypatch)
+    run, _, live, communicator = await _live_after_connect(cast, monkeypatch, 30.0)
     assert await communicator.receive_nothing(timeout=0.2)  # held for the client's first message
     await communicator.send_to(text_data=json.dumps({"hello": "no resume"}))
     assert json.loads(await communicator.receive_from(timeout=5)) == live
@@ -123,9 +120,6 @@ async def test_a_client_that_asks_for_no_replay_gets_the_held_frames_at_once(cas
 
 
 async def test_a_client_that_says_nothing_gets_the_live_frames_after_the_wait(cast, monkeypatch):
-    if settings.EMBEDDED_REDIS:
-        pytest.skip("needs REDIS_URL (make test sets it)")
-    monkeypatch.setattr(consumers, "FIRST_MESSAGE_WAIT", 0.3)
-    run, _, live, communicator = await _live_after_connect(cast, monkeypatch)
+    run, _, live, communicator = await _live_after_connect(cast, monkeypatch, 0.3)
     assert json.loads(await communicator.receive_from(timeout=5)) == live
     await communicator.disconnect()
