@@ -138,6 +138,9 @@ class ConversationConsumer(AsyncWebsocketConsumer):
                 await self._send_held()
 
     async def _send_held(self) -> None:
+        if getattr(self, "refused", False):  # closed for a lost right to see: nothing more goes out
+            self._held = None
+            return
         while self._held:  # in order: frames arriving meanwhile queue behind these
             await self.send(text_data=self._held.pop(0))
         self._held = None

@@ -94,7 +94,9 @@ async def test_signing_out_closes_the_socket_of_that_session(cast):
     await sync_to_async(browser.force_login)(cast["alice"])
     cookie = f"{settings.SESSION_COOKIE_NAME}={browser.cookies[settings.SESSION_COOKIE_NAME].value}"
     communicator = WebsocketCommunicator(
-        AuthMiddlewareStack(APP), f"/ws/conversations/{run.conversation_id}/", headers=[(b"cookie", cookie.encode())]
+        AuthMiddlewareStack(APP),
+        f"/ws/conversations/{run.conversation_id}/",
+        headers=[(b"cookie", cookie.encode())],
     )
     assert (await communicator.connect())[0]
     await communicator.send_json_to({"resume": {}, "since_run": None})
@@ -102,4 +104,40 @@ async def test_signing_out_closes_the_socket_of_that_session(cast):
     await sync_to_async(browser.logout)()  # another tab signs out: the session is gone
     await communicator.send_json_to({"resume": {str(run.pk): 0}, "since_run": run.pk})
     assert await _closed_with(communicator, 4403)
+    await communicator.wait()
+
+
+async def test_frames_held_for_the_first_resume_are_dropped_once_the_grant_is_gone(cast, monkeypatch):
+    """A new socket holds live frames until its first replay (session 19): a grant taken away meanwhile
+    closes it, and the held frames never go out, not even after the close."""
+    import asyncio
+
+    from channels.layers import get_channel_layer
+    from django.contrib.auth.models import Permission
+
+    from chatapp import consumers, frames
+
+    monkeypatch.setattr(consumers, "FIRST_MESSAGE_WAIT", 30.0)
+    forwarded, forward = asyncio.Event(), consumers.ConversationConsumer._forward
+
+    async def noting_forward(self, text):
+        await forward(self, text)
+        forwarded.set()
+
+    monkeypatch.setattr(consumers.ConversationConsumer, "_forward", noting_forward)
+    run = await sync_to_async(make_run)(cast["alice"], text="private")
+    reader = await sync_to_async(get_user_model().objects.create_user)("held-ws")
+    grant = await Permission.objects.aget(codename="view_conversation", content_type__app_label="chatapp")
+    await reader.user_permissions.aadd(grant)
+    communicator = WebsocketCommunicator(APP, f"/ws/conversations/{run.conversation_id}/")
+    communicator.scope["user"] = await get_user_model().objects.aget(pk=reader.pk)
+    assert (await communicator.connect())[0]
+    await get_channel_layer().group_send(
+        frames.group(run.conversation_id), {"type": "run.frame", "text": '{"n": 1}'}
+    )
+    await asyncio.wait_for(forwarded.wait(), 5)  # held: the client has not asked for anything yet
+    await reader.user_permissions.aremove(grant)
+    await communicator.send_json_to({"resume": {str(run.pk): 0}, "since_run": run.pk})
+    assert await _closed_with(communicator, 4403)
+    assert await communicator.receive_nothing(timeout=0.5)  # the held frame was dropped
     await communicator.wait()
