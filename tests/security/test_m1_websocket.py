@@ -43,16 +43,23 @@ async def _closed_with(communicator, code: int) -> bool:
     return out == {"type": "websocket.close", "code": code}
 
 
-async def test_a_grant_taken_away_closes_the_socket_before_the_next_replay(cast):
+async def _granted_reader_socket(cast, username: str):
+    """A run of alice's, a user who sees it only through the view_conversation grant, and that
+    user's socket on its conversation, connected."""
     from django.contrib.auth.models import Permission
 
     run = await sync_to_async(make_run)(cast["alice"], text="private")
-    reader = await sync_to_async(get_user_model().objects.create_user)("reader-ws")
+    reader = await sync_to_async(get_user_model().objects.create_user)(username)
     grant = await Permission.objects.aget(codename="view_conversation", content_type__app_label="chatapp")
     await reader.user_permissions.aadd(grant)
     communicator = WebsocketCommunicator(APP, f"/ws/conversations/{run.conversation_id}/")
     communicator.scope["user"] = await get_user_model().objects.aget(pk=reader.pk)
     assert (await communicator.connect())[0]
+    return run, reader, grant, communicator
+
+
+async def test_a_grant_taken_away_closes_the_socket_before_the_next_replay(cast):
+    run, reader, grant, communicator = await _granted_reader_socket(cast, "reader-ws")
     await communicator.send_json_to({"resume": {str(run.pk): 0}, "since_run": run.pk})
     replayed = await communicator.receive_json_from(timeout=5)
     assert replayed["run"] == run.pk  # while the grant holds, the stored frames come
@@ -113,7 +120,6 @@ async def test_frames_held_for_the_first_resume_are_dropped_once_the_grant_is_go
     import asyncio
 
     from channels.layers import get_channel_layer
-    from django.contrib.auth.models import Permission
 
     from chatapp import consumers, frames
 
@@ -125,13 +131,7 @@ async def test_frames_held_for_the_first_resume_are_dropped_once_the_grant_is_go
         forwarded.set()
 
     monkeypatch.setattr(consumers.ConversationConsumer, "_forward", noting_forward)
-    run = await sync_to_async(make_run)(cast["alice"], text="private")
-    reader = await sync_to_async(get_user_model().objects.create_user)("held-ws")
-    grant = await Permission.objects.aget(codename="view_conversation", content_type__app_label="chatapp")
-    await reader.user_permissions.aadd(grant)
-    communicator = WebsocketCommunicator(APP, f"/ws/conversations/{run.conversation_id}/")
-    communicator.scope["user"] = await get_user_model().objects.aget(pk=reader.pk)
-    assert (await communicator.connect())[0]
+    run, reader, grant, communicator = await _granted_reader_socket(cast, "held-ws")
     await get_channel_layer().group_send(
         frames.group(run.conversation_id), {"type": "run.frame", "text": '{"n": 1}'}
     )
