@@ -17,4 +17,5 @@ RUN DEBUG=1 python manage.py collectstatic --noinput && useradd --create-home cl
     && mkdir -p /data && chown clearloop /data
 USER clearloop
 EXPOSE 8000
-CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "chatapp.asgi:application"]
+# backlog: the accept queue as chatapp/devstack.py sets it (LISTEN_BACKLOG).
+CMD ["daphne", "-e", "tcp:port=8000:interface=0.0.0.0:backlog=1024", "chatapp.asgi:application"]

@@ -305,8 +305,21 @@ def _signal_group(proc: subprocess.Popen, sig: int) -> None:
         pass
 
 
+# daphne's -b/-p listen with Twisted's default queue of 50 connections not yet accepted. 200 users
+# sending at once overflowed it (the kernel's ListenOverflows counter: 314 in one C=200 cell), and a
+# connection dropped there, or answered with a SYN cookie the kernel then refused, ended in a reset: the
+# client's httpx.ReadError with nothing in daphne's log (docs/performance.md, session 20). 1024 is
+# nginx's and Redis's order of magnitude; the kernel caps it at net.core.somaxconn (4096 by default).
+LISTEN_BACKLOG = 1024
+
+
+def daphne_endpoint(port: int, interface: str = "127.0.0.1") -> str:
+    """daphne's listening socket as a Twisted endpoint string, with its accept queue set."""
+    return f"tcp:port={port}:interface={interface}:backlog={LISTEN_BACKLOG}"
+
+
 def daphne_argv(port: int) -> list[str]:
-    return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "chatapp.asgi:application"]
+    return [sys.executable, "-m", "daphne", "-e", daphne_endpoint(port), "chatapp.asgi:application"]
 
 
 def celery_worker_argv(concurrency: int) -> list[str]:

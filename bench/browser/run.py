@@ -42,7 +42,7 @@ import psutil
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.browser import floor  # noqa: E402
+from bench.browser import floor, netstat  # noqa: E402
 from bench.browser.client import BrowserUser, direct_message  # noqa: E402
 from bench.browser.procs import Sampler, cpu_ms  # noqa: E402
 from bench.browser.spans import print_split, read_spans, split  # noqa: E402
@@ -278,7 +278,7 @@ def run_cell(target: Target | None, upstream_base: str, c: int, delay: int, args
     """One cell: warm-up batch, then ``batches`` measured batches; CPU over the measured ones only."""
     upstream = upstream_base + "/v1"
 
-    async def go() -> tuple[list[list[dict]], dict[str, float], Sampler | None, float, float]:
+    async def go() -> tuple[list[list[dict]], dict[str, float], Sampler | None, float, float, dict[str, int]]:
         users = await _connect(target, c, args.timeout) if target else []
         batch = (
             (lambda: _batch_browser(target, users, delay, args.tokens))
@@ -291,13 +291,14 @@ def run_cell(target: Target | None, upstream_base: str, c: int, delay: int, args
         if target:
             db = target.db_url.rpartition("/")[2]
             sampler = Sampler(dict(target.pids), target.db_url, db).start()
-        started, own_cpu = time.monotonic(), time.process_time()
+        started, own_cpu, kernel = time.monotonic(), time.process_time(), netstat.tcp_ext()
         upstream_cpu = cpu_ms(args.upstream_pid) or 0.0
         results = []
         for _ in range(batches_for(c, args)):
             results.append(await batch())
             await asyncio.sleep(0.05)
         wall = time.monotonic() - started
+        refused = netstat.since(kernel)
         # This process's CPU: for the direct cell, the floor of reading the same streams in Python
         # with httpx (what the worker's provider client does before anything of ours).
         own_cpu = (time.process_time() - own_cpu) * 1000
@@ -307,9 +308,9 @@ def run_cell(target: Target | None, upstream_base: str, c: int, delay: int, args
         stop_profiles(spies)
         for u in users:
             await u.close()
-        return results, used, sampler, wall, own_cpu
+        return results, used, sampler, wall, own_cpu, refused
 
-    results, used, sampler, wall, own_cpu = asyncio.run(go())
+    results, used, sampler, wall, own_cpu, refused = asyncio.run(go())
     stamped = stamps(upstream_base)
     figures = cell_figures(results, stamped, args.tokens)
     n = max(1, figures["streams"])
@@ -324,6 +325,8 @@ def run_cell(target: Target | None, upstream_base: str, c: int, delay: int, args
         "wall_s": wall,
         **figures,
         "upstream_cpu_ms_per_stream": round(upstream_ms, 1),
+        # The kernel's refused connections over the measured batches (machine-wide: bench/browser/netstat.py).
+        "tcp_refused": refused,
     }
     if not target:
         row["cpu_ms_per_stream"] = {"client": round(own_cpu / n, 1)}
@@ -421,6 +424,8 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
         )
         if r.get("streams_back_filled"):
             print(f"{'':>12} {r['streams_back_filled']} streams lost live frames and back-filled them")
+        if any((r.get("tcp_refused") or {}).values()):
+            print(f"{'':>12} the kernel refused connections (TcpExt, machine-wide): {r['tcp_refused']}")
         if r["failures"]:
             print(f"{'':>12} failures ({r['failure_count']}): {r['failures'][:2]}")
         if "before_model_split" in r:

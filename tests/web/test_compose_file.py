@@ -6,6 +6,8 @@ from pathlib import Path
 
 import yaml
 
+from chatapp.devstack import LISTEN_BACKLOG
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -20,6 +22,10 @@ def test_it_has_the_production_topology():
         services["web"]["command"][:1] == ["daphne"]
         and "chatapp.asgi:application" in services["web"]["command"]
     )
+    # The web's accept queue as the local stack sets it (devstack.LISTEN_BACKLOG), in the image too.
+    endpoint = f"tcp:port=8000:interface=0.0.0.0:backlog={LISTEN_BACKLOG}"
+    assert services["web"]["command"][1:3] == ["-e", endpoint]
+    assert f'CMD ["daphne", "-e", "{endpoint}"' in (ROOT / "Dockerfile").read_text()
     worker = services["worker"]["command"]
     assert worker[:4] == ["celery", "-A", "chatapp", "worker"]
     assert worker[worker.index("--pool") + 1] == "threads"
