@@ -25,6 +25,7 @@ def test_it_has_the_production_topology():
     # The web's accept queue as the local stack sets it (devstack.LISTEN_BACKLOG), in the image too.
     endpoint = f"tcp:port=8000:interface=0.0.0.0:backlog={LISTEN_BACKLOG}"
     assert services["web"]["command"][1:3] == ["-e", endpoint]
+    assert services["web"]["sysctls"]["net.core.somaxconn"] >= LISTEN_BACKLOG  # the kernel's cap
     assert f'CMD ["daphne", "-e", "{endpoint}"' in (ROOT / "Dockerfile").read_text()
     worker = services["worker"]["command"]
     assert worker[:4] == ["celery", "-A", "chatapp", "worker"]
