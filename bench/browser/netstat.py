@@ -11,6 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 WATCHED = ("ListenOverflows", "ListenDrops", "SyncookiesSent", "SyncookiesFailed", "TCPAbortOnData")
+# What a full accept queue does to a connection; TCPAbortOnData (a reset sent by a socket closed with
+# unread data: clients closing their websockets, too) is recorded beside them but is not one.
+REFUSALS = ("ListenOverflows", "ListenDrops", "SyncookiesFailed")
 SOURCE = Path("/proc/net/netstat")
 
 
@@ -30,3 +33,8 @@ def tcp_ext() -> dict[str, int]:
 def since(before: dict[str, int]) -> dict[str, int]:
     """How much each watched counter grew since ``before``."""
     return {name: value - before[name] for name, value in tcp_ext().items() if name in before}
+
+
+def refused(counters: dict[str, int]) -> bool:
+    """Whether the growth ``counters`` (``since``) shows connections the accept queue turned away."""
+    return any(counters.get(name, 0) for name in REFUSALS)

@@ -424,7 +424,7 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
         )
         if r.get("streams_back_filled"):
             print(f"{'':>12} {r['streams_back_filled']} streams lost live frames and back-filled them")
-        if any((r.get("tcp_refused") or {}).values()):
+        if netstat.refused(r.get("tcp_refused") or {}):
             print(f"{'':>12} the kernel refused connections (TcpExt, machine-wide): {r['tcp_refused']}")
         if r["failures"]:
             print(f"{'':>12} failures ({r['failure_count']}): {r['failures'][:2]}")

@@ -38,6 +38,11 @@ def test_the_refused_connections_of_a_cell_are_the_counters_growth(monkeypatch, 
     }
 
 
+def test_only_a_full_accept_queue_counts_as_refused():
+    assert not netstat.refused({"ListenOverflows": 0, "SyncookiesFailed": 0, "TCPAbortOnData": 2})
+    assert netstat.refused({"ListenOverflows": 0, "ListenDrops": 3}) and netstat.refused({"SyncookiesFailed": 1})
+
+
 def test_a_kernel_without_the_file_gives_no_counters(monkeypatch, tmp_path):
     monkeypatch.setattr(netstat, "SOURCE", tmp_path / "absent")
     assert netstat.tcp_ext() == {} and netstat.since({}) == {}
