@@ -34,7 +34,13 @@ class Dispatch:
 
         try:
             # ``queued_at``: the first mark of the run's start spans (chatapp/worker/start_spans.py).
-            app.send_task(EXECUTE_RUN, args=(self.run_id,), kwargs={"queued_at": time.time()})
+            # ``ignore_result``: the task stores none (its results are the run's rows), and by name
+            # Celery cannot know that, so it subscribed to the task's result channel on every send
+            # (and unsubscribed once the unused AsyncResult was collected): two Redis round trips
+            # per send in daphne (docs/performance.md, session 20).
+            app.send_task(
+                EXECUTE_RUN, args=(self.run_id,), kwargs={"queued_at": time.time()}, ignore_result=True
+            )
             self.sent = True
         except Exception:  # noqa: BLE001 - broker errors come from kombu, redis or sockets alike
             self.sent = False
