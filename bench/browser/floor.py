@@ -24,7 +24,7 @@ import httpx
 
 from bench.browser.procs import Sampler
 from bench.browser.stats import pct
-from chatapp.devstack import free_port, port_open, wait_for
+from chatapp.devstack import daphne_endpoint, free_port, port_open, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,16 +50,8 @@ def measure(target: Any, cells: list[int], batches: int, timeout: float) -> list
     port = free_port()
     env = target.env() | {"DJANGO_SETTINGS_MODULE": "bench.floors.settings", "PYTHONPATH": str(ROOT)}
     log = open(target.data_dir / "floor.log", "ab")  # noqa: SIM115 - owned by the child
-    argv = [
-        sys.executable,
-        "-m",
-        "daphne",
-        "-b",
-        "127.0.0.1",
-        "-p",
-        str(port),
-        "bench.floors.asgi:application",
-    ]
+    # The app's accept queue too (devstack.LISTEN_BACKLOG): C users connect at the same moment.
+    argv = [sys.executable, "-m", "daphne", "-e", daphne_endpoint(port), "bench.floors.asgi:application"]
     proc = subprocess.Popen(
         argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
