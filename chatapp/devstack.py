@@ -308,8 +308,8 @@ def _signal_group(proc: subprocess.Popen, sig: int) -> None:
 # daphne's -b/-p listen with Twisted's default queue of 50 connections not yet accepted. 200 users
 # sending at once overflowed it (the kernel's ListenOverflows counter: 314 in one C=200 cell), and a
 # connection dropped there, or answered with a SYN cookie the kernel then refused, ended in a reset: the
-# client's httpx.ReadError with nothing in daphne's log (docs/performance.md, session 20). 1024 is
-# nginx's and Redis's order of magnitude; the kernel caps it at net.core.somaxconn (4096 by default).
+# client's httpx.ReadError with nothing in daphne's log (docs/performance.md, session 20). nginx and
+# Redis default to 511; the kernel caps any of them at net.core.somaxconn (4096 since Linux 5.4).
 LISTEN_BACKLOG = 1024
 
 
