@@ -7,13 +7,17 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatapp.settings")
 
+import django  # noqa: E402
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
-from django.core.asgi import get_asgi_application  # noqa: E402
 
-django_app = get_asgi_application()
+django.setup(set_prefix=False)  # what get_asgi_application() does, with the handler below instead
+
+from chatapp.asgi_handler import OneHopASGIHandler  # noqa: E402
+
+django_app = OneHopASGIHandler()
 
 from chatapp import gil, slow_sockets  # noqa: E402
 

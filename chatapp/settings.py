@@ -81,9 +81,6 @@ MIDDLEWARE = [
     "allauth.account.middleware.AccountMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.
     "axes.middleware.AxesMiddleware",
-    # Sync-only, below all: the chain runs in one thread under ASGI, not a hop per middleware
-    # (chatapp/one_thread_chain.py). It only calls the view, so axes still sees every response.
-    "chatapp.one_thread_chain.OneThreadChain",
 ]
 
 ROOT_URLCONF = "chatapp.urls"

@@ -1,9 +1,13 @@
-"""daphne bench.floors.asgi:application: Django's ASGI handler with the floor's settings."""
+"""daphne bench.floors.asgi:application: the app's ASGI handler with the floor's settings."""
 
 import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.floors.settings")
 
-from django.core.asgi import get_asgi_application  # noqa: E402
+import django  # noqa: E402
 
-application = get_asgi_application()
+django.setup(set_prefix=False)
+
+from chatapp.asgi_handler import OneHopASGIHandler  # noqa: E402
+
+application = OneHopASGIHandler()
