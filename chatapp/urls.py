@@ -8,6 +8,7 @@ from chatapp.views import (
     approvals,
     auth,
     chat,
+    favicon,
     files,
     health,
     keys,
@@ -25,6 +26,7 @@ def not_here(request, *args):
 
 urlpatterns = [
     path("", chat.home, name="chat"),
+    path("favicon.ico", favicon.favicon),
     path("c/new/", chat.new_conversation, name="new_conversation"),
     path("c/start/", chat.start_conversation, name="start_conversation"),
     path("c/<int:conversation_id>/", chat.conversation, name="conversation"),
