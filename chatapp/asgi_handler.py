@@ -102,13 +102,19 @@ class OneHopASGIHandler(ASGIHandler):
         with closing(body_file):
             response: HttpResponseBase | None = None
             try:
-                async with asyncio.TaskGroup() as group:
-                    group.create_task(self.listen_for_disconnect(receive))
-                    response = await sync_to_async(self._respond)(scope, body_file)
-                    await self.send_response(response, send)
-                    raise _Processed
-            except* (_Processed, RequestAborted):
-                pass
+                try:
+                    async with asyncio.TaskGroup() as group:
+                        group.create_task(self.listen_for_disconnect(receive))
+                        response = await sync_to_async(self._respond)(scope, body_file)
+                        await self.send_response(response, send)
+                        raise _Processed
+                except* (_Processed, RequestAborted):
+                    pass
+            except BaseExceptionGroup as group_error:
+                # The server logs the error itself, not a group around it (as Django's handler).
+                if len(group_error.exceptions) == 1:
+                    raise group_error.exceptions[0] from None
+                raise
             if response is None:
                 # Disconnected before there was a response: what Django's handler does then.
                 await signals.request_finished.asend(sender=self.__class__)

@@ -208,3 +208,19 @@ def cast_async(cast, tmp_path, settings):
     folder.mkdir(parents=True)
     (folder / "notes.md").write_text("# notes\n", encoding="utf-8")
     return cast["alice"], convo
+
+
+async def test_an_error_outside_the_view_reaches_the_server_as_itself():
+    # The server (daphne) logs what escaped and answers 500: the exception, not a group around it.
+    handler = OneHopASGIHandler()
+
+    def broken(**_kwargs) -> None:
+        raise LookupError("a request_started receiver failed")
+
+    request_started.connect(broken, weak=False)
+    try:
+        with pytest.raises(LookupError, match="receiver failed"):
+            await call(handler, scope_for("/login/"))
+    finally:
+        request_started.disconnect(broken)
+    assert handler.threads.idle == 1  # the thread went back all the same
