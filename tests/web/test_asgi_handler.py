@@ -224,3 +224,11 @@ async def test_an_error_outside_the_view_reaches_the_server_as_itself():
     finally:
         request_started.disconnect(broken)
     assert handler.threads.idle == 1  # the thread went back all the same
+
+
+def test_the_apps_asgi_entry_and_the_floors_serve_django_through_it():
+    from bench.floors.asgi import application as floor
+    from chatapp.asgi import django_app
+
+    assert isinstance(django_app, OneHopASGIHandler)
+    assert isinstance(floor, OneHopASGIHandler)
