@@ -16,46 +16,9 @@ from chatapp.asgi_handler import OneHopASGIHandler, RequestThreads
 from chatapp.models import Conversation, Run
 from chatapp.services.api_keys import create_key
 from chatapp.workspaces import workspace_path
+from tests.web.asgi_calls import call, scope_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def scope_for(path: str, method: str = "GET", cookie: bytes = b"", body: bytes = b"") -> dict:
-    headers = [(b"host", b"testserver")]
-    if cookie:
-        headers.append((b"cookie", cookie))
-    if body:
-        headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    return {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
-        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
-        "root_path": "", "headers": headers, "client": ("127.0.0.1", 40000),
-        "server": ("testserver", 80),
-    }
-
-
-async def call(handler, scope: dict, body: bytes = b"", disconnect: asyncio.Event | None = None):
-    """One request through ``handler``; returns (status, headers, body)."""
-    sent_body = False
-    start: dict = {}
-    pieces: list[bytes] = []
-
-    async def receive():
-        nonlocal sent_body
-        if not sent_body:
-            sent_body = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await (disconnect or asyncio.Event()).wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message):
-        if message["type"] == "http.response.start":
-            start.update(message)
-        elif message.get("body"):
-            pieces.append(message["body"])
-
-    await handler(scope, receive, send)
-    return start.get("status"), dict(start.get("headers", [])), b"".join(pieces)
 
 
 class Threads:
@@ -92,9 +55,9 @@ async def test_a_page_request_crosses_into_a_thread_once(monkeypatch):
         return await original(self, *args, **kwargs)
 
     monkeypatch.setattr(SyncToAsync, "__call__", counted)
-    status, _, body = await call(handler, scope_for("/login/"))
+    answer = await call(handler, scope_for("/login/"))
     monkeypatch.undo()
-    assert status == 200 and b"password" in body
+    assert answer.status == 200 and b"password" in answer.body
     # request_started, the chain, the view, rendering and request_finished in one hop. Django's own
     # handler crossed 6 times with a sync-only last middleware, 20 without.
     assert crossings == ["OneHopASGIHandler._respond"], crossings
@@ -104,58 +67,52 @@ async def test_requests_reuse_a_thread_and_every_signal_fires_in_the_requests_th
     handler = OneHopASGIHandler()
     with Threads() as seen:
         for _ in range(5):
-            status, _, _ = await call(handler, scope_for("/login/"))
-            assert status == 200
+            assert (await call(handler, scope_for("/login/"))).status == 200
     assert seen.started == seen.finished  # each request's start and end in one thread
     assert len(set(seen.started)) == 1, seen.started  # and one thread for all five, not five threads
     assert seen.started[0] != threading.get_ident()  # not the event loop's
     assert handler.threads.idle == 1
 
 
-async def test_simultaneous_requests_run_in_threads_of_their_own():
-    # Both requests wait inside their thread for the other: on one shared thread they never meet.
-    handler = OneHopASGIHandler()
-    barrier = threading.Barrier(2, timeout=10)
+async def meeting(handler: OneHopASGIHandler, count: int) -> list[int | None]:
+    """``count`` requests at once, each waiting inside its thread until all have started: on fewer
+    threads than requests they never meet (the barrier times out and the requests fail)."""
+    barrier = threading.Barrier(count, timeout=10)
 
     def meet(**_kwargs) -> None:
         barrier.wait()
 
     request_started.connect(meet, weak=False)
     try:
-        results = await asyncio.gather(*(call(handler, scope_for("/login/")) for _ in range(2)))
+        answers = await asyncio.gather(*(call(handler, scope_for("/login/")) for _ in range(count)))
     finally:
         request_started.disconnect(meet)
-    assert [status for status, _, _ in results] == [200, 200]
+    return [answer.status for answer in answers]
+
+
+async def test_simultaneous_requests_run_in_threads_of_their_own():
+    handler = OneHopASGIHandler()
+    assert await meeting(handler, 2) == [200, 200]
     assert handler.threads.idle == 2
 
 
 async def test_threads_past_the_idle_limit_end_after_a_burst():
     handler = OneHopASGIHandler(RequestThreads(keep=1))
-    barrier = threading.Barrier(3, timeout=10)
-
-    def meet(**_kwargs) -> None:
-        barrier.wait()
-
-    request_started.connect(meet, weak=False)
-    try:
-        results = await asyncio.gather(*(call(handler, scope_for("/login/")) for _ in range(3)))
-    finally:
-        request_started.disconnect(meet)
-    assert all(status == 200 for status, _, _ in results)
+    assert await meeting(handler, 3) == [200, 200, 200]
     assert handler.threads.idle == 1
 
 
 async def test_static_files_the_async_api_and_a_bad_request_answer():
     handler = OneHopASGIHandler()
-    status, headers, _ = await call(handler, scope_for("/static/js/chat.js"))
-    assert status == 200 and b"javascript" in headers[b"Content-Type"]
+    static = await call(handler, scope_for("/static/js/chat.js"))
+    assert static.status == 200 and b"javascript" in static.headers[b"Content-Type"]
     # The OpenAI-compatible endpoint is an async view (async_to_sync from the request's thread).
-    status, _, body = await call(handler, scope_for("/v1/chat/completions", "POST", body=b"{}"), b"{}")
-    assert status == 401, body
+    json_body = [(b"content-type", b"application/json"), (b"content-length", b"2")]
+    api = await call(handler, scope_for("/v1/chat/completions", "POST", json_body), b"{}")
+    assert api.status == 401, api.body
     bad = scope_for("/login/")
     bad["headers"] = [(b"host", b"not allowed host")]
-    status, _, _ = await call(handler, bad)
-    assert status == 400
+    assert (await call(handler, bad)).status == 400
 
 
 async def test_a_streamed_body_is_closed_in_the_requests_thread_after_its_last_byte(cast_async):
@@ -165,8 +122,9 @@ async def test_a_streamed_body_is_closed_in_the_requests_thread_after_its_last_b
     cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
     handler = OneHopASGIHandler()
     with Threads() as seen:
-        status, headers, body = await call(handler, scope_for(f"/c/{convo.pk}/files.zip", cookie=cookie))
-    assert status == 200 and headers[b"Content-Type"] == b"application/zip" and body[:2] == b"PK"
+        answer = await call(handler, scope_for(f"/c/{convo.pk}/files.zip", headers=[(b"cookie", cookie)]))
+    assert answer.status == 200 and answer.headers[b"Content-Type"] == b"application/zip"
+    assert answer.body[:2] == b"PK"
     assert seen.started == seen.finished and len(seen.finished) == 1
 
 
@@ -176,27 +134,13 @@ async def test_a_client_that_disconnects_ends_a_streamed_response(cast_async):
     alice, convo = cast_async
     run = await Run.objects.acreate(conversation=convo, provider_name="p", model="m", status="running")
     key = await asyncio.to_thread(create_key, alice, "sse", "chat")
-    scope = scope_for(f"/api/runs/{run.pk}/events")
-    scope["headers"].append((b"authorization", f"Bearer {key.secret}".encode()))
+    scope = scope_for(f"/api/runs/{run.pk}/events", headers=[(b"authorization", f"Bearer {key.secret}".encode())])
     gone = asyncio.Event()
-    first: list[bytes] = []
-
-    async def receive_and_leave():
-        if not first:
-            first.append(b"")
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await gone.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message):
-        if message["type"] == "http.response.body" and message.get("body"):
-            first.append(message["body"])
-            gone.set()  # the client leaves once the stream has begun
-
     handler = OneHopASGIHandler()
     with Threads() as seen:
-        await asyncio.wait_for(handler(scope, receive_and_leave, send), timeout=20)
-    assert b"retry:" in b"".join(first)
+        # The client leaves once the stream has begun; without the disconnect this never returns.
+        answer = await asyncio.wait_for(call(handler, scope, on_first_piece=gone.set, leave=gone), timeout=20)
+    assert answer.body.startswith(b"retry:")
     assert seen.started == seen.finished and len(seen.finished) == 1
 
 

@@ -150,56 +150,24 @@ def test_the_write_file_trace_row_links_the_file(cast, convo, workspace):
 
 
 def asgi_get(user, path: str, on_first_piece, headers=()) -> tuple[dict, list[bytes]]:
-    """GET ``path`` through Django's ASGI handler (what daphne runs), as ``user``. ``on_first_piece`` is
-    called when the first piece of the body is handed to the server; returns the start message and
-    every body piece, in order."""
-    import asyncio
-
+    """GET ``path`` through the app's ASGI handler (what daphne runs), as ``user``. ``on_first_piece``
+    is called when the first piece of the body is handed to the server; returns the start message and
+    every body piece, in order. The request runs in a thread of its own, so the test's rows must be
+    committed (``transactional_db``)."""
     from asgiref.sync import async_to_sync
-    from django.core.handlers.asgi import ASGIHandler
-    from django.core.signals import request_finished, request_started
-    from django.db import close_old_connections
+
+    from chatapp.asgi_handler import OneHopASGIHandler
+    from tests.web.asgi_calls import call, scope_for
 
     client = Client()
     client.force_login(user)
     cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
-    scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
-        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
-        "headers": [(b"host", b"testserver"), (b"cookie", cookie), *headers],
-        "client": ("127.0.0.1", 40000), "server": ("testserver", 80),
-    }
-    requested = False
-    start: dict = {}
-    pieces: list[bytes] = []
-
-    async def receive():
-        nonlocal requested
-        if not requested:
-            requested = True
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await asyncio.Event().wait()  # the client stays connected
-
-    async def send(message):
-        if message["type"] == "http.response.start":
-            start.update(message)
-        elif message.get("body"):
-            if not pieces:
-                on_first_piece()
-            pieces.append(message["body"])
-
-    # As Django's test client does: the request signals must not close the test's database connection.
-    request_started.disconnect(close_old_connections)
-    request_finished.disconnect(close_old_connections)
-    try:
-        async_to_sync(ASGIHandler())(scope, receive, send)
-    finally:
-        request_started.connect(close_old_connections)
-        request_finished.connect(close_old_connections)
-    return start, pieces
+    scope = scope_for(path, headers=[(b"cookie", cookie), *headers])
+    answer = async_to_sync(call)(OneHopASGIHandler(), scope, on_first_piece=on_first_piece)
+    return {"status": answer.status, "headers": list(answer.headers.items())}, answer.pieces
 
 
-def test_under_asgi_the_zip_is_sent_while_it_is_made(cast, convo, workspace):
+def test_under_asgi_the_zip_is_sent_while_it_is_made(transactional_db, cast, convo, workspace):
     # Django collects a synchronous iterator into a list before serving it under ASGI. The zip must not
     # be: the first piece goes out before the last file is even opened, so a change made to that file
     # once the first piece was sent is in the archive.
@@ -216,7 +184,7 @@ def test_under_asgi_the_zip_is_sent_while_it_is_made(cast, convo, workspace):
 
 
 @pytest.mark.parametrize("url", ["/c/{pk}/files/download/big.bin", "/api/conversations/{pk}/files/big.bin"])
-def test_under_asgi_a_download_is_read_while_it_is_sent(cast, convo, workspace, url):
+def test_under_asgi_a_download_is_read_while_it_is_sent(transactional_db, cast, convo, workspace, url):
     big = workspace / "big.bin"
     data = os.urandom(1_000_000)
     big.write_bytes(data)
