@@ -126,6 +126,28 @@ def test_a_change_announced_while_the_panel_settles_still_refreshes_it(demo_tool
     page.wait_for_selector("#files-panel")
 
 
+def test_two_changes_announced_at_once_are_both_asked_and_none_is_aborted(demo_tools, cast, page_for):
+    """A run that writes a file announces it twice within moments (its write_file call, then its end).
+    The second ask waits for the first (hx-sync "queue last"); replacing it aborted the first, which
+    left a red htmx:sendAbort in the console of most such runs (seen in the smoke run of session 21)."""
+    page = page_for("alice", "alice-pass", viewport={"width": 375, "height": 800})
+    new_conversation(page)
+    page.evaluate("""() => {
+      window.panelDone = 0;
+      window.panelAborts = 0;
+      document.body.addEventListener("htmx:sendAbort", () => window.panelAborts += 1);
+      document.body.addEventListener("htmx:afterRequest", (e) => {
+        if (/\\/files\\/$/.test(e.detail.pathInfo.requestPath) && e.detail.successful) window.panelDone += 1;
+      });
+      htmx.trigger(document.body, "files-changed");
+      htmx.trigger(document.body, "files-changed");  // while the first ask is on its way
+    }""")
+    deadline = time.monotonic() + 10
+    while page.evaluate("window.panelDone") < 2 and time.monotonic() < deadline:
+        page.wait_for_timeout(50)  # polling the page's counter against a deadline, not a fixed wait
+    assert page.evaluate("[window.panelDone, window.panelAborts]") == [2, 0]
+
+
 def test_report_md_appears_live_and_downloads_byte_for_byte(demo_tools, cast, page_for, artifacts):
     page = page_for("alice", "alice-pass", viewport={"width": 1440, "height": 900})
     new_conversation(page)
