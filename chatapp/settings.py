@@ -386,6 +386,8 @@ SECURE_CSP = {
 }
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SESSION_COOKIE_HTTPONLY = True
+# Django's database sessions; their per-request read is written out once (chatapp/session_store.py).
+SESSION_ENGINE = "chatapp.session_store"
 X_FRAME_OPTIONS = "DENY"
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
