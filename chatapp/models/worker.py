@@ -18,6 +18,9 @@ class WorkerBeat(models.Model):
     queue = models.CharField(max_length=100, blank=True)
     started_at = models.DateTimeField()
     beat_at = models.DateTimeField(db_index=True)
+    # The runs this worker's Celery threads held at its last beat, waiting for a slot of its capacity:
+    # their task messages are with it, not lost, so no worker's sweep enqueues them again.
+    holding = models.JSONField(default=list, blank=True)
 
     def __str__(self) -> str:
         return f"{self.worker_id} (last beat {self.beat_at:%H:%M:%S})"

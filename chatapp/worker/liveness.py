@@ -14,6 +14,7 @@ import os
 import socket
 import threading
 import uuid
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -36,14 +37,32 @@ def worker_of(owner: str) -> str | None:
     return worker if sep else None
 
 
-def beat(now: datetime | None = None) -> None:
+def beat(now: datetime | None = None, holding: Iterable[int] = ()) -> None:
+    """``holding``: the runs this worker holds for a slot of its capacity (``carrier.waiting``)."""
     from chatapp.models import WorkerBeat
 
     now = now or timezone.now()
-    if not WorkerBeat.objects.filter(pk=WORKER_ID).update(beat_at=now):
+    held = sorted(holding)
+    if not WorkerBeat.objects.filter(pk=WORKER_ID).update(beat_at=now, holding=held):
         WorkerBeat.objects.create(
-            worker_id=WORKER_ID, queue=str(settings.CELERY_TASK_DEFAULT_QUEUE), started_at=now, beat_at=now
+            worker_id=WORKER_ID,
+            queue=str(settings.CELERY_TASK_DEFAULT_QUEUE),
+            started_at=now,
+            beat_at=now,
+            holding=held,
         )
+
+
+def held_by_live_workers(now: datetime | None = None) -> set[int]:
+    """The runs the live workers of this queue held for a slot at their last beat: with several
+    workers, a run another worker holds looks lost to this worker's sweep (queued for long, not in the
+    broker's queue, not in this worker's own hand) while its message is only waiting its turn there.
+    A worker that stops beating stops holding: its runs are then enqueued again."""
+    from chatapp.models import WorkerBeat
+
+    fresh = (now or timezone.now()) - timedelta(seconds=settings.WORKER_DEAD_SECONDS)
+    live = WorkerBeat.objects.filter(queue=settings.CELERY_TASK_DEFAULT_QUEUE, beat_at__gte=fresh)
+    return {run_id for holding in live.values_list("holding", flat=True) for run_id in holding or ()}
 
 
 def dead_workers(worker_ids: set[str], now: datetime | None = None) -> set[str]:
@@ -84,15 +103,16 @@ def forget_old_workers(days: int = 1) -> None:
 
 
 class Heartbeat(threading.Thread):
-    def __init__(self) -> None:
+    def __init__(self, holding: Callable[[], set[int]] = set) -> None:
         super().__init__(name="clearloop-heartbeat", daemon=True)
+        self.holding = holding
         self.stopping = threading.Event()
 
     def run(self) -> None:
         while True:
             try:
                 close_old_connections()
-                beat()
+                beat(holding=self.holding())
             except Exception:  # noqa: BLE001 - the database is away: try again on the next tick
                 log.warning("worker heartbeat failed", exc_info=True)
             if self.stopping.wait(settings.WORKER_HEARTBEAT_SECONDS):
@@ -102,9 +122,9 @@ class Heartbeat(threading.Thread):
 _heartbeat: Heartbeat | None = None
 
 
-def start_heartbeat() -> None:
+def start_heartbeat(holding: Callable[[], set[int]] = set) -> None:
     global _heartbeat
     if _heartbeat is None or not _heartbeat.is_alive():
         # Its first beat is written at once by the thread (retried there if the database is away).
-        _heartbeat = Heartbeat()
+        _heartbeat = Heartbeat(holding)
         _heartbeat.start()

@@ -19,24 +19,26 @@ log = logging.getLogger(__name__)
 
 def on_worker_ready(enqueue: Callable[[int], Any]) -> None:
     from chatapp.worker.backlog import run_queue_backlog
-    from chatapp.worker.liveness import start_heartbeat
+    from chatapp.worker.liveness import held_by_live_workers, start_heartbeat
     from chatapp.worker.runtime import current_runtime
     from chatapp.worker.sweep import start_sweeper
 
     def enqueue_one(run_id: int) -> None:
         enqueue(run_id)  # Celery's delay returns an AsyncResult nobody reads
 
-    # Nothing here touches the database itself: a database that refuses connections at this moment
-    # (it happened under load) must not leave the worker without its heartbeat and its sweep; both
-    # threads retry until it answers (the orphan scan is the sweep's first step).
-    start_heartbeat()
-
     def held() -> set[int]:
         """The runs this worker's Celery threads hold for a slot: not lost (``sweep.py``)."""
         runtime = current_runtime()
         return runtime.runs.waiting if runtime is not None else set()
 
-    start_sweeper(enqueue_one, run_queue_backlog, held)
+    def held_anywhere() -> set[int]:
+        return held() | held_by_live_workers()  # its own at once, the others' as of their last beat
+
+    # Nothing here touches the database itself: a database that refuses connections at this moment
+    # (it happened under load) must not leave the worker without its heartbeat and its sweep; both
+    # threads retry until it answers (the orphan scan is the sweep's first step).
+    start_heartbeat(held)  # every beat says which runs it holds
+    start_sweeper(enqueue_one, run_queue_backlog, held_anywhere)
     threading.Thread(target=warm_up, name="clearloop-warmup", daemon=True).start()
 
 

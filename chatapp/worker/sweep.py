@@ -4,9 +4,10 @@
 - running runs whose lease lapsed (a worker alive but stuck, or one from before heartbeats);
 - queued runs nobody took within ``RUN_QUEUED_GRACE_SECONDS`` (their task message was lost, or the
   broker was down when they were sent); enqueued again at most once per grace period. Not while
-  their message may simply be waiting its turn: a run this worker holds waiting for a slot of its
-  capacity is not lost, and while the broker's run queue holds messages (a backlog: more runs sent
-  than the workers carry) a queued run is enqueued again only once it has waited
+  their message may simply be waiting its turn: a run a live worker holds waiting for a slot of its
+  capacity is not lost (this worker's own at once, the others' as their heartbeats report them:
+  ``liveness.held_by_live_workers``), and while the broker's run queue holds messages (a backlog:
+  more runs sent than the workers carry) a queued run is enqueued again only once it has waited
   ``BACKLOG_PATIENCE`` grace periods. Before, every queued run behind a backlog was enqueued again
   every 20 s by every worker: the queue grew with duplicates that each took a slot to be refused.
 
@@ -40,8 +41,9 @@ class Sweeper:
         backlog: Callable[[], int] = lambda: 0,
         held: Callable[[], set[int]] = set,
     ) -> None:
-        """``backlog``: messages waiting in the broker's run queue; ``held``: runs this worker's
-        Celery threads hold, waiting for a slot of its capacity."""
+        """``backlog``: messages waiting in the broker's run queue; ``held``: runs the workers'
+        Celery threads hold, waiting for a slot of their capacity (this one's and, as of their last
+        beat, the other live workers')."""
         self.enqueue = enqueue
         self.backlog = backlog
         self.held = held
@@ -67,7 +69,7 @@ class Sweeper:
         now = time.monotonic()
         lost = lost_queued_runs(grace)
         self.requeued_at = {k: v for k, v in self.requeued_at.items() if k in lost}
-        held = self.held()
+        held = self.held() if lost else set()  # only asked when something looks lost
         due = [
             run_id
             for run_id in lost

@@ -13,7 +13,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from chatapp.models import Conversation, Run
+from chatapp.models import Conversation, Run, WorkerBeat
+from chatapp.worker.liveness import WORKER_ID, beat, held_by_live_workers
 from chatapp.worker.sweep import BACKLOG_PATIENCE, Sweeper
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -56,6 +57,37 @@ def test_a_run_this_worker_holds_for_a_slot_is_not_lost(cast, settings):
     other = _queued(cast["bob"], 300)
     sweeper, sent = _sweeper(held=lambda: {held})
     assert sweeper.sweep_once() == [other] and sent == [other]
+
+
+def test_a_beat_says_which_runs_its_worker_holds():
+    beat(holding={7, 3})
+    assert WorkerBeat.objects.get(pk=WORKER_ID).holding == [3, 7]
+    assert held_by_live_workers() == {3, 7}
+    beat(holding=())
+    assert WorkerBeat.objects.get(pk=WORKER_ID).holding == []
+    assert held_by_live_workers() == set()
+
+
+def test_a_run_another_live_worker_holds_is_not_lost_until_that_worker_stops_beating(cast, settings):
+    """With several workers, a run one of them holds for a slot looked lost to the others' sweeps (it
+    is queued, out of the broker's list, and not in their own hands) and was enqueued again."""
+    settings.RUN_QUEUED_GRACE_SECONDS = 20
+    theirs = _queued(cast["alice"], 300)
+    lost = _queued(cast["bob"], 300)
+    now = timezone.now()
+    other = WorkerBeat.objects.create(
+        worker_id="other-host:1:abcd", queue=settings.CELERY_TASK_DEFAULT_QUEUE, started_at=now, beat_at=now
+    )
+    other.holding = [theirs]
+    other.save()
+    WorkerBeat.objects.create(  # another deployment's worker sharing the database holds nothing of ours
+        worker_id="elsewhere:1:abcd", queue="another-queue", started_at=now, beat_at=now, holding=[lost]
+    )
+    sweeper, sent = _sweeper(held=held_by_live_workers)
+    assert sweeper.sweep_once() == [lost] and sent == [lost]
+    dead = now - timedelta(seconds=settings.WORKER_DEAD_SECONDS + 1)
+    WorkerBeat.objects.filter(pk=other.pk).update(beat_at=dead)
+    assert sweeper.sweep_once() == [theirs]  # its worker died holding it: the message went with it
 
 
 def test_a_broker_that_cannot_be_asked_counts_as_no_backlog(cast, settings):
