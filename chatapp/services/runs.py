@@ -9,6 +9,7 @@ from django.utils.translation import gettext as _
 from chatapp.audit import record
 from chatapp.models import ACTIVE_STATUSES, Conversation, Message, ProviderConfig, Run, Upload
 from chatapp.redaction import redact_text
+from chatapp.row_insert import insert_row
 from chatapp.row_update import update_columns
 from chatapp.services import branches
 from chatapp.services.dispatch import enqueue_on_commit
@@ -119,7 +120,7 @@ def start_run(
             media = image_parts(conversation, uploads, provider, model)
             if media:
                 payload["media"] = [m.to_dict() for m in media]
-            message = Message.objects.create(
+            message = Message(
                 conversation=conversation,
                 role=Message.Role.USER,
                 content=text,
@@ -128,6 +129,7 @@ def start_run(
                 if edit_of is not None
                 else branches.leaf_id(conversation),
             )
+            insert_row(message)
             if uploads and edit_of is None:
                 Upload.objects.filter(pk__in=[u.pk for u in uploads]).update(message=message)
             run = _queue_run(conversation, message, provider, model)
@@ -167,9 +169,8 @@ def regenerate_run(run: Run) -> Run:
 
 
 def _queue_run(conversation: Conversation, message: Message, provider: ProviderConfig, model: str) -> Run:
-    run = Run.objects.create(
-        conversation=conversation, user_message=message, provider_name=provider.name, model=model
-    )
+    run = Run(conversation=conversation, user_message=message, provider_name=provider.name, model=model)
+    insert_row(run)
     conversation.active_run = run
     # The caller appends the audit event last in its transaction (the chain's lock is held from
     # there until the commit).
