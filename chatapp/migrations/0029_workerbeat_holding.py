@@ -10,6 +10,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="workerbeat",
             name="holding",
-            field=models.JSONField(blank=True, default=list),
+            field=models.JSONField(blank=True, default=list, null=True),
         ),
     ]

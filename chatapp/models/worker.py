@@ -19,8 +19,9 @@ class WorkerBeat(models.Model):
     started_at = models.DateTimeField()
     beat_at = models.DateTimeField(db_index=True)
     # The runs this worker's Celery threads held at its last beat, waiting for a slot of its capacity:
-    # their task messages are with it, not lost, so no worker's sweep enqueues them again.
-    holding = models.JSONField(default=list, blank=True)
+    # their task messages are with it, not lost, so no worker's sweep enqueues them again. Nullable so
+    # a worker of the previous release, started during a rolling upgrade, can still write its beat.
+    holding = models.JSONField(default=list, blank=True, null=True)
 
     def __str__(self) -> str:
         return f"{self.worker_id} (last beat {self.beat_at:%H:%M:%S})"

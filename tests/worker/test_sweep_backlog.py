@@ -80,6 +80,13 @@ def test_a_run_another_live_worker_holds_is_not_lost_until_that_worker_stops_bea
     )
     other.holding = [theirs]
     other.save()
+    WorkerBeat.objects.create(  # a worker of the previous release (no such column then): holds nothing
+        worker_id="old-release:1:abcd",
+        queue=settings.CELERY_TASK_DEFAULT_QUEUE,
+        started_at=now,
+        beat_at=now,
+        holding=None,
+    )
     WorkerBeat.objects.create(  # another deployment's worker sharing the database holds nothing of ours
         worker_id="elsewhere:1:abcd", queue="another-queue", started_at=now, beat_at=now, holding=[lost]
     )
