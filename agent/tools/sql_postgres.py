@@ -50,7 +50,8 @@ def ensure_demo_database(
 
     ``admin_dsn`` must be able to create schemas and roles in its database. Safe to call on every
     start: tables are created if missing, rows upserted, grants re-applied. Concurrent callers (two
-    workers starting, in the same or in different databases) are safe: see ``_CONCURRENT_ATTEMPTS``.
+    workers starting, in the same or in different databases) are safe: see ``_CONCURRENT_ATTEMPTS`` and
+    ``_SCHEMA_LOCK``.
     """
     for attempt in range(_CONCURRENT_ATTEMPTS):
         try:
@@ -74,10 +75,18 @@ def ensure_demo_database(
 _CONCURRENT_ATTEMPTS = 6
 
 
+# CREATE SCHEMA / TABLE IF NOT EXISTS look before they insert their catalog rows, so two sessions
+# creating the demo schema at once in one database fail with a unique violation on pg_namespace
+# (seen in CI; a worker and daphne starting together on a fresh database do the same). This lock,
+# per database and held to the end of the transaction, makes the later caller wait and find it made.
+_SCHEMA_LOCK = 0x636C_6C70_6465_6D6F  # "cllpdemo" in ASCII
+
+
 def _ensure_once(admin_dsn: str, role: str, password: str | None, timeout_ms: int) -> str:
     with psycopg.connect(admin_dsn, autocommit=True) as conn:
         _create_role(conn, role, password)
         with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             _create_schema(conn)
             _grant(conn, role, timeout_ms)
         return conn.info.dbname

@@ -201,6 +201,29 @@ def test_ensure_demo_database_is_safe_when_called_at_once(pg_reader_dsn):
     assert set(dsns) == {pg_reader_dsn}
 
 
+def test_the_first_setup_is_safe_when_called_at_once():
+    """Two processes starting together on a fresh database (a worker and daphne, or two workers): each
+    creates the demo schema. Unserialised, CREATE SCHEMA IF NOT EXISTS lost the race with a unique
+    violation on pg_namespace (CI; 44 of 90 callers in a probe of 15 rounds of 6)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    db = "clearloop_tools_first_setup_test"
+    try:
+        with psycopg.connect(ADMIN_DSN, autocommit=True, connect_timeout=3) as conn:
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (db,)).fetchone():
+                conn.execute(f'CREATE DATABASE "{db}"')
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"PostgreSQL not reachable at {ADMIN_DSN}: {exc}")
+    for _ in range(5):
+        with psycopg.connect(_admin_dsn_for(db), autocommit=True) as conn:
+            conn.execute("DROP SCHEMA IF EXISTS clearloop_demo CASCADE")
+        with ThreadPoolExecutor(6) as pool:
+            dsns = list(pool.map(lambda _: ensure_demo_database(_admin_dsn_for(db)), range(6)))
+        assert len(set(dsns)) == 1
+    with psycopg.connect(dsns[0]) as conn:
+        assert conn.execute("SELECT count(*) FROM clearloop_demo.orders").fetchone()[0] > 0
+
+
 async def test_postgres_seed_query(pg_reader_dsn):
     box = SqlToolbox(PostgresBackend(pg_reader_dsn))
     sql = "SELECT id, name, created_at FROM users ORDER BY created_at DESC LIMIT 2"
