@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from dataclasses import dataclass
@@ -332,6 +333,10 @@ async def stream_round(
             seen += 1
             if seen % settings.cancel_check_every == 0 and await sink.is_cancelled():
                 raise Cancelled()
+            if settings.turn_every and seen % settings.turn_every == 0:
+                # The runs sharing this loop get a turn: a stream whose socket always has data
+                # never waits by itself (~1-2 ms of parsing per 32 events of a flood).
+                await asyncio.sleep(0)
             if isinstance(event, pt.ResponseDone):
                 response = event.response
                 continue

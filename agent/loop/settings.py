@@ -42,6 +42,10 @@ class LoopSettings:
     workspace: str | None = None  # passed to tools in ToolContext
     cache_key: str | None = None  # the prompt cache this run's requests share (one per conversation)
     cancel_check_every: int = 32  # stream events between two Sink.is_cancelled() calls
+    # Stream events read between two turns handed to the event loop (0: never). A reader pauses by
+    # itself only when its socket is empty; one that is always behind (a model flooding one-byte
+    # chunks) would otherwise keep the loop from every other run's stream (model_round.stream_round).
+    turn_every: int = 32
     # Preserved thinking (Anthropic): a thinking block is valid only while nothing before it changes,
     # so once the run holds one, compression re-applies its last plan and never rewrites anew.
     thinking_prefix_locked: bool = False
