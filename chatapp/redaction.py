@@ -12,6 +12,7 @@ import os
 import re
 from typing import Any
 
+from agent.events import ReasoningDelta, TextDelta
 from agent.replay import summarise
 from chatapp import json_text
 
@@ -35,6 +36,7 @@ _PATTERNS: list[tuple[re.Pattern[str], tuple[str, ...], bool]] = [
     (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), ("AKIA",), False),
 ]
 _SHORTEST_MATCH = 19  # "sk-" + 16, "bearer " + 12; the others are longer
+_SHORTEST_SECRET = 6  # register_secret and known_secrets keep no secret shorter
 _HEADER_KEYS = frozenset({"authorization", "x-api-key", "api_key", "api-key"})
 _SECRET_ENV = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SECRET_KEY", "CLEARLOOP_ENCRYPTION_KEY")
 # Environment variables whose values are secrets by their name (provider keys, tokens, passwords).
@@ -51,7 +53,7 @@ def secret_named(key: str, value: str) -> bool:
 
 def register_secret(value: str | None) -> None:
     """Remember a secret's value (e.g. a provider key loaded from the database) to redact it."""
-    if value and len(value) >= 6:
+    if value and len(value) >= _SHORTEST_SECRET:
         _extra.add(value)
 
 
@@ -66,7 +68,7 @@ def known_secrets() -> list[str]:
     if _cache.get("env") != env or _cache.get("extra") != len(_extra):  # _extra only grows
         named = [v for k, v in os.environ.items() if _SECRET_ENV_NAME.fullmatch(k)]
         values = {os.environ.get(name) or "" for name in _SECRET_ENV} | set(named) | _extra
-        _cache["secrets"] = sorted((v for v in values if len(v) >= 6), key=len, reverse=True)
+        _cache["secrets"] = sorted((v for v in values if len(v) >= _SHORTEST_SECRET), key=len, reverse=True)
         _cache["secrets_json_plain"] = all(
             json.dumps(v, ensure_ascii=False) == f'"{v}"' == json_text.dumps(v) for v in _cache["secrets"]
         )
@@ -82,7 +84,7 @@ def redact_text(text: str) -> str:
 
 
 def _redact_text(text: str, secrets: list[str]) -> str:
-    if len(text) < 6:  # shorter than any secret kept (register_secret) and any pattern's match
+    if len(text) < _SHORTEST_SECRET:  # shorter than any secret kept (register_secret) and any pattern's match
         return text
     for secret in secrets:
         if secret in text:
@@ -185,12 +187,24 @@ def shown(value: Any) -> Any:
     return redact(summarise(without_media_data(value)))
 
 
+# Streamed text: one string field besides the round's index. The recorder redacts every delta of every
+# stream; the generic walk below (its fields, a lookup of the secrets per field) was a fifth of a
+# worker's CPU per streamed chunk (bench/stream, docs/performance.md, session 23).
+_TEXT_DELTAS = (TextDelta, ReasoningDelta)
+
+
 def redact_event(event: Any) -> Any:
     """An engine event (a dataclass) with every string, list and dict field redacted.
 
     The recorder applies this once to each event before it is stored, logged or published, so error
     messages (a provider quoting the key it was sent, issue 16 H2) are covered like text and results.
     """
+    if type(event) in _TEXT_DELTAS:
+        text = event.text
+        if len(text) < _SHORTEST_SECRET:  # no secret kept (register_secret) nor pattern fits in it
+            return event
+        cleaned = _redact_text(text, known_secrets())
+        return event if cleaned == text else dataclasses.replace(event, text=cleaned)
     changes = {}
     for f in dataclasses.fields(event):
         value = getattr(event, f.name)

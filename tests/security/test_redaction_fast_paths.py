@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from agent import events as ev
 from chatapp import redaction
 from chatapp.redaction import REDACTED, redact, redact_text, register_secret
 
@@ -57,3 +58,23 @@ def test_short_strings_skip_the_patterns_but_not_the_known_secrets():
     register_secret("six6ch")
     assert redact_text("six6ch") == REDACTED
     assert redaction._SHORTEST_MATCH <= len("sk-") + 16
+
+
+@pytest.mark.parametrize("kind", [ev.TextDelta, ev.ReasoningDelta])
+@pytest.mark.parametrize("text", [*SECRETS_IN_TEXT, "six6ch", "a six6ch b"])
+def test_a_streamed_delta_is_redacted_as_any_other_event(kind, text):
+    # Streamed text takes a shorter path than the other events (every chunk of every stream).
+    register_secret("six6ch")
+    delta = kind(round_index=2, text=text)
+    cleaned = redaction.redact_event(delta)
+    assert cleaned == kind(round_index=2, text=redact_text(text)) and REDACTED in cleaned.text
+    # Every other event goes through the generic walk, which must agree.
+    assert cleaned.text == redaction.redact(text)
+
+
+def test_a_delta_with_nothing_to_redact_is_the_same_object():
+    for delta in (ev.TextDelta(0, "x"), ev.TextDelta(0, "a plain token of text"), ev.ReasoningDelta(1, "hm")):
+        assert redaction.redact_event(delta) is delta
+    # Tool-argument fragments keep the generic walk (several string fields).
+    call = ev.ToolCallDelta(0, 0, "c1", "read_file", '{"key": "sk-proj-ABCDEFGHIJKLMNOP1234"}')
+    assert REDACTED in redaction.redact_event(call).arguments

@@ -80,23 +80,28 @@ def new_run(owner: Any, text: str = "go") -> Run:
     return run
 
 
-def recorder_for(run: Run, runtime: InlineRuntime) -> Any:
+def recorder_for(run: Run, runtime: InlineRuntime, coalesce_ms: int = 0) -> Any:
     """A new segment of ``run``: its lease taken, a recorder numbering after what is stored (enter it
-    with ``async with``, as the driver does)."""
+    with ``async with``, as the driver does). ``coalesce_ms`` 0: a frame per delta."""
     from chatapp.worker.recorder import RunRecorder
 
     lease = acquire_lease(run.pk)
     ctx = load_run_context(run.pk)
-    return RunRecorder(runtime, run.pk, ctx.conversation_id, ctx.last_seq, 0, lease)  # type: ignore[arg-type]
+    return RunRecorder(runtime, run.pk, ctx.conversation_id, ctx.last_seq, coalesce_ms, lease)  # type: ignore[arg-type]
 
 
 def drive(
-    run: Run, provider: Any, toolbox: Any, settings: LoopSettings | None = None, db_threads: int = 1
+    run: Run,
+    provider: Any,
+    toolbox: Any,
+    settings: LoopSettings | None = None,
+    db_threads: int = 1,
+    coalesce_ms: int = 0,
 ) -> Any:
     """One segment of ``run`` through the real recorder; returns the engine's last step. ``db_threads``:
     more than one, as the worker has, lets writes of parallel calls overlap."""
     runtime = InlineRuntime(executor=ThreadPoolExecutor(db_threads))
-    recorder = recorder_for(run, runtime)
+    recorder = recorder_for(run, runtime, coalesce_ms)
     state: RunState = load_run_context(run.pk).state
 
     async def segment() -> Any:
