@@ -4,6 +4,10 @@ The window is ``STREAM_COALESCE_MS`` at rest and widens with the worker's load (
 its writes answering slowly), up to ``MAX_WINDOW``: fewer, larger frames are what lets one worker
 carry many runs. A flush may split its text across several frames, each numbered as it is written,
 so flushes are serialized: the timer's flush must not number a frame between another flush's.
+
+A frame's text ends before its last word (``held_tail``): the word waits for the next frame, where a
+secret split by the frame boundary is whole again and is redacted with the frame. The recorder's
+flushes (before another event, at the round's end) send everything.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 
 from agent import events as ev
 from chatapp.frame_limits import fold_stored_delta, split_text
+from chatapp.worker.held_tail import split_tail
 
 DELTAS = (ev.TextDelta, ev.ReasoningDelta, ev.ToolCallDelta)
 # 0.2 s: at 0.5 s the widened window was most of a token's wait under load (200 runs x 20 tokens/s:
@@ -35,6 +40,8 @@ class DeltaCoalescer:
         self._timer: asyncio.TimerHandle | None = None
         self._flushing: asyncio.Task[None] | None = None  # the timer's flush, kept from the collector
         self._lock = asyncio.Lock()
+        self._held = {"text": "", "reasoning": ""}  # each stream's last word, sent with its next frame
+        self._round = 0  # the round of the held words (a round ends with a whole flush)
 
     def window(self) -> float:
         return max(self.floor, min(MAX_WINDOW, self._load()))
@@ -44,35 +51,51 @@ class DeltaCoalescer:
         self._pending.append(delta)
         window = self.window()
         if time.monotonic() - self._last_flush >= window:
-            await self.flush()
+            await self._flush(whole=False)
         elif self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(window, self._flush_soon)
 
     def _flush_soon(self) -> None:
         self._timer = None
-        self._flushing = asyncio.ensure_future(self.flush())
+        self._flushing = asyncio.ensure_future(self._flush(whole=False))
 
     async def flush(self) -> None:
-        """Write what is pending; returns once it (and any flush in flight) is written."""
+        """Write what is pending, the held words included; returns once it (and any flush in flight)
+        is written."""
+        await self._flush(whole=True)
+
+    async def _flush(self, whole: bool) -> None:
         async with self._lock:
-            for payload in self._take_pending():
+            for payload in self._take_pending(whole):
                 await self._write(payload)
 
     async def take(self) -> list[dict[str, Any]]:
-        """What is pending, as the DELTA payloads ``flush`` would write, for the caller to store
+        """Everything pending, as the DELTA payloads ``flush`` would write, for the caller to store
         itself (with the durable event that ends them: one transaction instead of two)."""
         async with self._lock:  # after any flush in flight: its frames are numbered before these
-            return self._take_pending()
+            return self._take_pending(whole=True)
 
-    def _take_pending(self) -> list[dict[str, Any]]:
+    def _take_pending(self, whole: bool) -> list[dict[str, Any]]:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if not self._pending:
+        held = self._held["text"] or self._held["reasoning"]
+        if not self._pending and not (whole and held):
             return []
         pending, self._pending = self._pending, []
         self._last_flush = time.monotonic()
-        return [fold_stored_delta(payload) for payload in split_text(merge_deltas(pending))]
+        payload = merge_deltas(pending)
+        if pending:
+            self._round = payload["round_index"]
+        payload["round_index"] = self._round
+        for key, held_text in self._held.items():
+            shown, self._held[key] = (
+                (held_text + payload[key], "") if whole else split_tail(held_text + payload[key])
+            )
+            payload[key] = shown
+        if not (payload["text"] or payload["reasoning"] or payload["tool_calls"]):
+            return []  # only the start of a word so far
+        return [fold_stored_delta(part) for part in split_text(payload)]
 
 
 def merge_deltas(events: list[ev.Event]) -> dict[str, Any]:

@@ -27,12 +27,12 @@ def text(i: int, s: str) -> ev.TextDelta:
 async def test_deltas_inside_one_window_go_out_as_one_merged_frame():
     written = Written()
     coalescer = DeltaCoalescer(written, window=60.0, load=lambda: 0.0)
-    await coalescer.add(text(2, "He"))  # the first delta goes out at once: no frame for a window
+    await coalescer.add(text(2, "He "))  # the first delta goes out at once: no frame for a window
     await coalescer.add(text(2, "llo"))
     await coalescer.add(ev.ReasoningDelta(round_index=2, text="hm"))
     await coalescer.add(ev.ToolCallDelta(round_index=2, index=0, call_id="c1", name="f", arguments='{"a"'))
     await coalescer.add(ev.ToolCallDelta(round_index=2, index=0, call_id=None, name=None, arguments=": 1}"))
-    assert [p["text"] for p in written.payloads] == ["He"]
+    assert [p["text"] for p in written.payloads] == ["He "]
     await coalescer.flush()
     assert written.payloads[1] == {
         "round_index": 2,
@@ -47,11 +47,11 @@ async def test_deltas_inside_one_window_go_out_as_one_merged_frame():
 async def test_a_pending_delta_goes_out_when_its_window_ends_without_another_event():
     written = Written()
     coalescer = DeltaCoalescer(written, window=0.05, load=lambda: 0.0)
-    await coalescer.add(text(0, "a"))
+    await coalescer.add(text(0, "a "))
     written.arrived.clear()
-    await coalescer.add(text(0, "b"))
+    await coalescer.add(text(0, "b "))
     await asyncio.wait_for(written.arrived.wait(), timeout=5)  # the timer's flush, nobody else's
-    assert [p["text"] for p in written.payloads] == ["a", "b"]
+    assert [p["text"] for p in written.payloads] == ["a ", "b "]
 
 
 @pytest.mark.parametrize(("load", "window"), [(0.0, 0.03), (0.2, 0.2), (9.0, MAX_WINDOW)])
@@ -70,7 +70,7 @@ async def test_a_long_text_is_split_in_order_and_a_second_flush_waits_for_the_fi
         await gate.wait()
 
     coalescer = DeltaCoalescer(slow_write, window=60.0, load=lambda: 0.0)
-    long = "x" * 2048 + "y" * 2048 + "z" * 10
+    long = "x" * 2047 + " " + "y" * 2047 + " " + "z" * 9 + " "
     first = asyncio.create_task(coalescer.add(text(0, long)))
     await first_written.wait()  # the first flush is writing its first part
     await coalescer.add(text(0, "after"))  # inside the window: pending
@@ -79,6 +79,30 @@ async def test_a_long_text_is_split_in_order_and_a_second_flush_waits_for_the_fi
     await asyncio.gather(first, second)
     assert [p["text"][:1] for p in payloads] == ["x", "y", "z", "a"]
     assert "".join(p["text"] for p in payloads) == long + "after"
+
+
+async def test_a_word_split_by_a_window_goes_out_whole_with_the_next_frame():
+    # A secret split by a frame boundary would match in neither frame (chatapp/worker/held_tail.py).
+    written = Written()
+    coalescer = DeltaCoalescer(written, window=0.0, load=lambda: 0.0)  # every add flushes
+    for piece in ("key: sk-pr", "oj-ABCD", "EFGH and", " then", " Bearer ", "tok", "en."):
+        await coalescer.add(text(3, piece))
+    assert [p["text"] for p in written.payloads] == ["key: ", "sk-proj-ABCDEFGH ", "and ", "then "]
+    await coalescer.flush()  # the recorder's flush (another event, the round's end) sends the rest
+    assert written.payloads[-1] == {"round_index": 3, "text": "Bearer token.", "reasoning": "", "tool_calls": []}
+    await coalescer.flush()
+    assert len(written.payloads) == 5
+
+
+async def test_a_held_word_and_a_reasoning_word_wait_in_their_own_streams():
+    written = Written()
+    coalescer = DeltaCoalescer(written, window=0.0, load=lambda: 0.0)
+    await coalescer.add(ev.ReasoningDelta(round_index=0, text="think hard"))
+    await coalescer.add(text(0, "ans"))  # only the start of a word: no frame
+    assert [(p["text"], p["reasoning"]) for p in written.payloads] == [("", "think ")]
+    await coalescer.add(text(0, "wer "))
+    assert [(p["text"], p["reasoning"]) for p in written.payloads][-1] == ("answer ", "")
+    assert await coalescer.take() == [{"round_index": 0, "text": "", "reasoning": "hard", "tool_calls": []}]
 
 
 def test_merge_keeps_the_fragments_of_parallel_calls_apart():

@@ -44,8 +44,8 @@ def stored(run_id):
 async def test_deltas_then_a_failure_are_stored_and_published_in_one_order(run, layer, runtime):
     channel = await listen(layer, f"conversation.{run.conversation_id}")
     async with recorder_for(run, runtime) as recorder:
-        await recorder.emit(ev.TextDelta(round_index=0, text="Hel"))  # out at once: first of a window
-        await recorder.emit(ev.TextDelta(round_index=0, text="lo"))  # held for the window
+        await recorder.emit(ev.TextDelta(round_index=0, text="Hello, "))  # out at once: first of a window
+        await recorder.emit(ev.TextDelta(round_index=0, text="world"))  # held for the window
         await recorder.emit(ev.ToolProgress(round_index=0, index=0, call_id="c", name="t", progress=1))
         await recorder.emit(ev.RunFailed("Boom", "it broke", "internal"))
     frames = await received(layer, channel, 5)
@@ -56,10 +56,10 @@ async def test_deltas_then_a_failure_are_stored_and_published_in_one_order(run, 
         (4, "run_failed"),
         (5, "status"),
     ]
-    assert [f["data"].get("text") for f in frames[:2]] == ["Hel", "lo"]
+    assert [f["data"].get("text") for f in frames[:2]] == ["Hello, ", "world"]
     assert frames[4]["data"]["status"] == "failed"
     rows, partial = await runtime.db(stored, run.pk)
-    assert [seq for seq, _ in rows] == [1, 2, 3, 4, 5] and partial == ["Hello"]
+    assert [seq for seq, _ in rows] == [1, 2, 3, 4, 5] and partial == ["Hello, world"]
 
 
 async def test_the_run_is_watched_for_a_stop_only_inside_async_with(run, runtime):
@@ -81,12 +81,12 @@ async def test_a_link_frame_follows_the_text_before_it(run, layer, runtime):
     channel = await listen(layer, f"conversation.{run.conversation_id}")
     request = LinkRequest(server="s", message="m", url="https://a.example/x", call_id="c1", tool="t")
     async with recorder_for(run, runtime) as recorder:
-        await recorder.emit(ev.TextDelta(round_index=0, text="a"))
-        await recorder.emit(ev.TextDelta(round_index=0, text="b"))
+        await recorder.emit(ev.TextDelta(round_index=0, text="a "))
+        await recorder.emit(ev.TextDelta(round_index=0, text="b"))  # the last word, held until the link
         await recorder.publish_link(9, "pending", request)
     frames = await received(layer, channel, 3)
     assert [(f["type"], f["data"].get("text") or f["data"].get("state")) for f in frames] == [
-        ("delta", "a"),
+        ("delta", "a "),
         ("delta", "b"),
         ("link", "pending"),
     ]
