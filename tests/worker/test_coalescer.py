@@ -81,28 +81,33 @@ async def test_a_long_text_is_split_in_order_and_a_second_flush_waits_for_the_fi
     assert "".join(p["text"] for p in payloads) == long + "after"
 
 
-async def test_a_word_split_by_a_window_goes_out_whole_with_the_next_frame():
+async def test_a_key_split_by_a_window_goes_out_whole_with_the_next_frame():
     # A secret split by a frame boundary would match in neither frame (chatapp/worker/held_tail.py).
     written = Written()
     coalescer = DeltaCoalescer(written, window=0.0, load=lambda: 0.0)  # every add flushes
     for piece in ("key: sk-pr", "oj-ABCD", "EFGH and", " then", " Bearer ", "tok", "en."):
         await coalescer.add(text(3, piece))
-    assert [p["text"] for p in written.payloads] == ["key: ", "sk-proj-ABCDEFGH ", "and ", "then "]
+    assert [p["text"] for p in written.payloads] == ["key: ", "sk-proj-ABCDEFGH and", " then", " "]
     await coalescer.flush()  # the recorder's flush (another event, the round's end) sends the rest
-    assert written.payloads[-1] == {"round_index": 3, "text": "Bearer token.", "reasoning": "", "tool_calls": []}
+    assert written.payloads[-1] == {
+        "round_index": 3,
+        "text": "Bearer token.",
+        "reasoning": "",
+        "tool_calls": [],
+    }
     await coalescer.flush()
     assert len(written.payloads) == 5
 
 
-async def test_a_held_word_and_a_reasoning_word_wait_in_their_own_streams():
+async def test_held_text_and_held_reasoning_wait_in_their_own_streams():
     written = Written()
     coalescer = DeltaCoalescer(written, window=0.0, load=lambda: 0.0)
-    await coalescer.add(ev.ReasoningDelta(round_index=0, text="think hard"))
-    await coalescer.add(text(0, "ans"))  # only the start of a word: no frame
-    assert [(p["text"], p["reasoning"]) for p in written.payloads] == [("", "think ")]
-    await coalescer.add(text(0, "wer "))
-    assert [(p["text"], p["reasoning"]) for p in written.payloads][-1] == ("answer ", "")
-    assert await coalescer.take() == [{"round_index": 0, "text": "", "reasoning": "hard", "tool_calls": []}]
+    await coalescer.add(ev.ReasoningDelta(round_index=0, text="the key sk-a"))
+    await coalescer.add(text(0, "Bear"))  # might be "Bearer <token>": no frame yet
+    assert [(p["text"], p["reasoning"]) for p in written.payloads] == [("", "the key ")]
+    await coalescer.add(text(0, "ly there"))
+    assert [(p["text"], p["reasoning"]) for p in written.payloads][-1] == ("Bearly there", "")
+    assert await coalescer.take() == [{"round_index": 0, "text": "", "reasoning": "sk-a", "tool_calls": []}]
 
 
 def test_merge_keeps_the_fragments_of_parallel_calls_apart():
