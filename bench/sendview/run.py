@@ -16,6 +16,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -45,6 +46,21 @@ def fresh_database(db_name: str) -> None:
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{db_name}"')
+
+
+def migrated_owner(db_name: str, username: str) -> Any:
+    """Django set up on a new database ``db_name``, migrated, with one user: the in-process benches'
+    start (``steprun``, ``stream``)."""
+    configure(db_name)
+    fresh_database(db_name)
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    return get_user_model().objects.create_user(username, password="x")  # noqa: S106 - a bench's own database
 
 
 def main() -> None:

@@ -49,15 +49,9 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from bench.cpu_per_call import measure
-    from bench.sendview.run import configure, fresh_database
+    from bench.sendview.run import migrated_owner
 
-    configure(args.db)
-    fresh_database(args.db)
-    import django
-
-    django.setup()
-    from django.contrib.auth import get_user_model
-    from django.core.management import call_command
+    owner = migrated_owner(args.db, "steprun")
     from django.db.backends.utils import CursorWrapper
 
     from agent.loop import LoopSettings
@@ -65,8 +59,6 @@ def main() -> None:
     from tests.worker.scenario import drive, new_run
     from tests.worker.test_step_transactions import answers
 
-    call_command("migrate", verbosity=0)
-    owner = get_user_model().objects.create_user("steprun", password="x")  # noqa: S106 - a bench's own database
     main_thread = threading.get_ident()
     statements: list[str] = []
     execute = CursorWrapper._execute

@@ -15,7 +15,6 @@ pays it per token.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -26,20 +25,12 @@ PIECE = 4096
 
 
 def sse_body(chunks: int) -> bytes:
-    def event(delta: dict[str, Any], finish: str | None = None) -> str:
-        body = {
-            "id": "c",
-            "object": "chat.completion.chunk",
-            "created": 0,
-            "model": "m",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        }
-        return "data: " + json.dumps(body, separators=(",", ":")) + "\n\n"
+    from tests.integration.flood_model import sse_event
 
-    parts = [event({"role": "assistant"})]
-    parts += [event({"content": str(i % 10)}) for i in range(chunks)]
-    parts += [event({}, "stop"), "data: [DONE]\n\n"]
-    return "".join(parts).encode()
+    parts = [sse_event({"role": "assistant"})]
+    parts += [sse_event({"content": str(i % 10)}) for i in range(chunks)]
+    parts += [sse_event({}, "stop"), b"data: [DONE]\n\n"]
+    return b"".join(parts)
 
 
 def main() -> None:
@@ -50,25 +41,16 @@ def main() -> None:
     parser.add_argument("--profile", default="")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from bench.sendview.run import configure, fresh_database
+    from bench.sendview.run import migrated_owner
 
-    configure(args.db)
-    fresh_database(args.db)
-    import django
-
-    django.setup()
+    owner = migrated_owner(args.db, "streambench")
     import httpx
     from django.conf import settings
-    from django.contrib.auth import get_user_model
-    from django.core.management import call_command
 
     from agent.loop import LoopSettings
     from agent.providers.registry import ProviderSettings, build_provider
     from tests.loop.loop_doubles import FuncToolbox
     from tests.worker.scenario import drive, new_run
-
-    call_command("migrate", verbosity=0)
-    owner = get_user_model().objects.create_user("streambench", password="x")  # noqa: S106 - a bench's own database
 
     def provider(body: bytes) -> Any:
         async def pieces():

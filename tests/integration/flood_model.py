@@ -19,13 +19,12 @@ import asyncio
 import contextlib
 import json
 import re
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
+
+from tests.model_process import serve_module
 
 _FIELD = re.compile(r"\b(chunks|tokens|rate)=(\d+)")
 STATS: list[dict[str, Any]] = []
@@ -36,7 +35,8 @@ def expected_flood(chunks: int) -> str:
     return "".join(str(i % 10) for i in range(chunks))
 
 
-def _event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+def sse_event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    """One chunk of a Chat Completions stream as its Server-Sent Event."""
     body = {
         "id": "chatcmpl-flood",
         "object": "chat.completion.chunk",
@@ -71,15 +71,15 @@ async def _stream(send, pieces: int, rate: float, piece) -> dict[str, Any]:
     await send(
         {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]}
     )
-    await send({"type": "http.response.body", "body": _event({"role": "assistant"}), "more_body": True})
+    await send({"type": "http.response.body", "body": sse_event({"role": "assistant"}), "more_body": True})
     started = time.monotonic()
     for i in range(pieces):
         ahead = started + i / rate - time.monotonic()
         if ahead > 0.001:  # the event loop's timers are ~1 ms; finer pacing comes from the batches
             await asyncio.sleep(ahead)
-        await send({"type": "http.response.body", "body": _event({"content": piece(i)}), "more_body": True})
+        await send({"type": "http.response.body", "body": sse_event({"content": piece(i)}), "more_body": True})
     took = time.monotonic() - started
-    await send({"type": "http.response.body", "body": _event({}, "stop"), "more_body": True})
+    await send({"type": "http.response.body", "body": sse_event({}, "stop"), "more_body": True})
     await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
     return {"chunks": pieces, "seconds": took}
 
@@ -116,26 +116,8 @@ async def app(scope, receive, send) -> None:
 @contextlib.contextmanager
 def serve() -> Iterator[str]:
     """The model in a process of its own; yields its base URL (``.../v1``)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    root = Path(__file__).resolve().parents[2]
-    proc = subprocess.Popen([sys.executable, "-m", "tests.integration.flood_model", str(port)], cwd=root)
-    try:
-        deadline = time.monotonic() + 20
-        while proc.poll() is None and time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                time.sleep(0.05)  # readiness poll of a child process
-        else:
-            raise AssertionError("the flood model did not start")
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with serve_module("tests.integration.flood_model") as url:
+        yield url
 
 
 if __name__ == "__main__":

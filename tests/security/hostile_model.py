@@ -17,12 +17,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import uvicorn
 from starlette.applications import Starlette
@@ -31,6 +27,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
 from demo.model import DemoModelSettings, create_app
+from tests.model_process import serve_module
 
 # "first-token seconds,tokens per second" (set by ``serve``); empty: no pace.
 PACE = tuple(float(x) for x in os.environ.get("HOSTILE_MODEL_PACE", "").split(",") if x) or (0.0, 0.0)
@@ -43,8 +40,10 @@ async def completions(request: Request):
     if users and "ERRKEY" in str(users[-1].get("content")):
         key = request.headers.get("authorization", "")
         message = f"Incorrect API key provided: {key}. You can find your API key at https://example.invalid."
-        return JSONResponse({"error": {"message": message, "type": "invalid_request_error",
-                                       "code": "invalid_api_key"}}, status_code=401)
+        return JSONResponse(
+            {"error": {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}},
+            status_code=401,
+        )
     # Everything else: the demo model, byte for byte (the body was read, so replay it).
     scope = dict(request.scope)
     raw = await request.body()
@@ -119,33 +118,10 @@ app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POS
 @contextlib.contextmanager
 def serve(pace: tuple[float, float] | None = None) -> Iterator[str]:
     """The server in a process of its own; ``pace``: (first-token seconds, tokens per second)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    root = Path(__file__).resolve().parents[2]
-    env = os.environ | {"HOSTILE_MODEL_PACE": ",".join(map(str, pace)) if pace else ""}
-    proc = subprocess.Popen([sys.executable, "-m", "tests.security.hostile_model", str(port)], cwd=root, env=env)
-    try:
-        deadline = time.monotonic() + 20
-        while proc.poll() is None and time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                time.sleep(0.05)  # readiness poll of a child process
-        else:
-            raise AssertionError("the hostile model did not start")
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        try:
-            # uvicorn's graceful shutdown waits for open connections (the worker keeps its own), with no end:
-            # a disposable test server has nothing to save, so it gets 2 s before the kill, not 10.
-            proc.wait(2)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+    with serve_module(
+        "tests.security.hostile_model", {"HOSTILE_MODEL_PACE": ",".join(map(str, pace)) if pace else ""}
+    ) as url:
+        yield url
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +19,7 @@ from agent.mcp.catalogue import exposed_name
 from chatapp.models import Conversation, McpServer, ProviderConfig, Round, Run, ToolCall, ToolPolicy
 from chatapp.secrets import encrypt
 from chatapp.services import approvals
+from tests import model_process
 from tests.integration.client import LiveClient, session_for
 from tests.security import hostile_model
 
@@ -33,12 +33,6 @@ CANARIES = (CANARY_KEY, CANARY_ENV, CANARY_HDR)
 TERMINAL = ("succeeded", "failed", "cancelled", "denied")
 
 
-def free_port() -> int:
-    from tests.integration.stack import free_port as port
-
-    return port()
-
-
 @pytest.fixture(scope="module")
 def hostile_url():
     with hostile_model.serve() as url:
@@ -48,42 +42,40 @@ def hostile_url():
 @pytest.fixture(scope="module")
 def hostile_http():
     """The hostile MCP server over Streamable HTTP, one process shared by the module's tests."""
-    import socket
-
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, HOSTILE_MCP, "--http", str(port)], stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            time.sleep(0.05)  # readiness poll of a child process
-    yield f"http://127.0.0.1:{port}/mcp"
-    proc.terminate()
-    try:
-        # uvicorn's graceful shutdown waits for open connections (the worker keeps its own), with no end:
-        # a disposable test server has nothing to save, so it gets 2 s before the kill, not 10.
-        proc.wait(2)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(10)
+    with model_process.serve(
+        lambda port: [sys.executable, HOSTILE_MCP, "--http", str(port)], path="/mcp", quiet=True
+    ) as url:
+        yield url
 
 
 @pytest.fixture
 def provider(live_stack, hostile_url):
     return ProviderConfig.objects.create(
-        name="hostile", base_url=hostile_url, model="clearloop-demo", preset="demo",
+        name="hostile",
+        base_url=hostile_url,
+        model="clearloop-demo",
+        preset="demo",
         api_key_encrypted=encrypt(CANARY_KEY),
     )
 
 
 def hostile_servers(http_url: str | None = None, **kw) -> None:
-    McpServer.objects.create(name="hostile", command=sys.executable, args=[HOSTILE_MCP],
-                             env={"API_TOKEN": CANARY_ENV}, connect_timeout=20, **kw)
+    McpServer.objects.create(
+        name="hostile",
+        command=sys.executable,
+        args=[HOSTILE_MCP],
+        env={"API_TOKEN": CANARY_ENV},
+        connect_timeout=20,
+        **kw,
+    )
     if http_url:
-        McpServer.objects.create(name="hostilehttp", transport="http", url=http_url,
-                                 headers={"X-Api-Token": CANARY_HDR}, connect_timeout=20)
+        McpServer.objects.create(
+            name="hostilehttp",
+            transport="http",
+            url=http_url,
+            headers={"X-Api-Token": CANARY_HDR},
+            connect_timeout=20,
+        )
     ToolPolicy.objects.create(pattern="hostile*__*", tier="low", approval="never")
 
 
@@ -137,8 +129,10 @@ def test_h1_a_catastrophic_regex_holds_neither_the_run_nor_another_users(cast, p
 
 
 def pages_of(client: LiveClient, run: Run) -> dict[str, str]:
-    return {path: client.http.get(path).text for path in (
-        f"/c/{run.conversation_id}/", f"/runs/{run.pk}/fragment/", f"/api/runs/{run.pk}/trace")}
+    return {
+        path: client.http.get(path).text
+        for path in (f"/c/{run.conversation_id}/", f"/runs/{run.pk}/fragment/", f"/api/runs/{run.pk}/trace")
+    }
 
 
 def test_h2_a_provider_error_quoting_the_key_never_shows_it(cast, provider, live_stack):
@@ -165,10 +159,12 @@ def test_m2_a_disabled_server_leaves_resources_and_prompts(cast, provider, live_
     assert "hostile://r1" not in client.http.get(f"/c/{convo.pk}/context/").text
     token = client.csrf(f"/c/{convo.pk}/")
     headers = {"X-CSRFToken": token, "HX-Request": "true", "Referer": live_stack.base_url + "/"}
-    client.http.post(f"/c/{convo.pk}/context/attach/", data={"server": "hostile", "uri": "hostile://r1"},
-                     headers=headers)
-    prompt = client.http.post(f"/c/{convo.pk}/context/prompt/", data={"server": "hostile", "name": "p1"},
-                              headers=headers)
+    client.http.post(
+        f"/c/{convo.pk}/context/attach/", data={"server": "hostile", "uri": "hostile://r1"}, headers=headers
+    )
+    prompt = client.http.post(
+        f"/c/{convo.pk}/context/prompt/", data={"server": "hostile", "name": "p1"}, headers=headers
+    )
     convo.refresh_from_db()
     assert not convo.attached_context and "PROMPT TEXT" not in prompt.text
 
@@ -206,7 +202,9 @@ def test_l2_a_silent_definition_change_voids_the_approval(cast, provider, live_s
     ToolPolicy.objects.create(pattern="hostilehttp__desc", tier="high", approval="always")
     convo = Conversation.objects.create(owner=cast["alice"], provider=provider)
     client = LiveClient(live_stack.base_url, session_for(cast["alice"]))
-    run = wait_run(send(client, convo, call("hostilehttp__desc", text="x")).pk, statuses=("awaiting_approval",))
+    run = wait_run(
+        send(client, convo, call("hostilehttp__desc", text="x")).pk, statuses=("awaiting_approval",)
+    )
     pending = ToolCall.objects.get(run=run, name="hostilehttp__desc")
     asyncio.run(_mutate(hostile_http))  # no notifications/tools/list_changed is sent
     approvals.decide(pending.pk, cast["ada"], approve=True, reason="for the original description")
@@ -241,11 +239,14 @@ def test_canary_sweep_no_planted_secret_shows_anywhere(cast, provider, live_stac
     hostile_servers(hostile_http)
     convo = Conversation.objects.create(owner=cast["alice"], provider=provider)
     client = LiveClient(live_stack.base_url, session_for(cast["alice"]))
-    runs = [wait_run(send(client, convo, text).pk) for text in (
-        "ERRKEY",
-        call("hostile__echo_env", name="API_TOKEN"),
-        call("hostilehttp__echo_headers"),
-    )]
+    runs = [
+        wait_run(send(client, convo, text).pk)
+        for text in (
+            "ERRKEY",
+            call("hostile__echo_env", name="API_TOKEN"),
+            call("hostilehttp__echo_headers"),
+        )
+    ]
     assert [r.status for r in runs] == ["failed", "succeeded", "succeeded"]
     echoed = [c.result for c in ToolCall.objects.filter(run__in=runs[1:])]
     assert all("[REDACTED]" in r for r in echoed), echoed  # the values did come back, redacted
@@ -258,9 +259,13 @@ def test_canary_sweep_no_planted_secret_shows_anywhere(cast, provider, live_stac
             seen[path] = auditor.http.get(path).text
         seen[f"admin run {run.pk}"] = admin.http.get(f"/admin/chatapp/run/{run.pk}/change/").text
     for call_row in ToolCall.objects.filter(run__in=runs):
-        seen[f"admin call {call_row.pk}"] = admin.http.get(f"/admin/chatapp/toolcall/{call_row.pk}/change/").text
+        seen[f"admin call {call_row.pk}"] = admin.http.get(
+            f"/admin/chatapp/toolcall/{call_row.pk}/change/"
+        ).text
     for server in McpServer.objects.all():
-        seen[f"admin mcp {server.name}"] = admin.http.get(f"/admin/chatapp/mcpserver/{server.pk}/change/").text
+        seen[f"admin mcp {server.name}"] = admin.http.get(
+            f"/admin/chatapp/mcpserver/{server.pk}/change/"
+        ).text
     seen["admin provider"] = admin.http.get(f"/admin/chatapp/providerconfig/{provider.pk}/change/").text
     seen["audit export"] = auditor.http.get("/audit/export.jsonl").text
     for fmt in ("md", "json"):
@@ -273,8 +278,9 @@ def test_canary_sweep_no_planted_secret_shows_anywhere(cast, provider, live_stac
     for path in logs.rglob("*"):
         if path.is_file():
             seen[f"log {path.relative_to(logs)}"] = path.read_text(errors="replace")
-    assert all(len(text) > 0 for name, text in seen.items() if not name.startswith("log")), \
-        [n for n, t in seen.items() if not t]
+    assert all(len(text) > 0 for name, text in seen.items() if not name.startswith("log")), [
+        n for n, t in seen.items() if not t
+    ]
     hits = [(name, canary) for name, text in seen.items() for canary in CANARIES if canary in text]
     assert hits == []
 
@@ -317,7 +323,8 @@ class OpenPage:
 
     def send(self, convo: Conversation, text: str) -> Run:
         answer = self.client.http.post(
-            f"/c/{convo.pk}/send/", data={"message": text},
+            f"/c/{convo.pk}/send/",
+            data={"message": text},
             headers={"X-CSRFToken": self.token, "HX-Request": "true", "Referer": self.client.base_url + "/"},
         )
         assert answer.status_code == 200, answer.text[:500]
@@ -391,8 +398,9 @@ def test_soak_twenty_hostile_runs_do_not_slow_twenty_normal_ones(cast, provider,
         # Four senders per group: the sends take milliseconds, and daphne opens a database connection
         # per request (a shared server's connection slots are not what this test measures).
         with ThreadPoolExecutor(4) as twin_pool, ThreadPoolExecutor(4) as normal_pool:
-            twin_runs = twin_pool.map(lambda i: twins[i][0].send(twins[i][1], texts[i % len(texts)]),
-                                      range(len(twins)))
+            twin_runs = twin_pool.map(
+                lambda i: twins[i][0].send(twins[i][1], texts[i % len(texts)]), range(len(twins))
+            )
             normal_runs = list(normal_pool.map(lambda pc: pc[0].send(pc[1], "hello"), normal))
             twin_runs = list(twin_runs)
         for run in twin_runs:
@@ -401,11 +409,17 @@ def test_soak_twenty_hostile_runs_do_not_slow_twenty_normal_ones(cast, provider,
         rounds = Round.objects.filter(run__in=normal_runs).values_list("duration_ms", flat=True)
         return _service_times(normal_runs), list(rounds)
 
-    processes = {"worker": live_stack.procs["worker"].pid, "daphne": live_stack.procs["web"].pid,
-                 "test": os.getpid()}
+    processes = {
+        "worker": live_stack.procs["worker"].pid,
+        "daphne": live_stack.procs["web"].pid,
+        "test": os.getpid(),
+    }
     with hostile_model.serve(pace=REAL_PACE) as paced_url:
         paced = ProviderConfig.objects.create(
-            name="paced", base_url=paced_url, model="clearloop-demo", preset="demo",
+            name="paced",
+            base_url=paced_url,
+            model="clearloop-demo",
+            preset="demo",
             api_key_encrypted=encrypt(CANARY_KEY),
         )
         batch("alone", provider)  # warms the stack up (first requests, connections, imports); not measured
@@ -419,8 +433,10 @@ def test_soak_twenty_hostile_runs_do_not_slow_twenty_normal_ones(cast, provider,
                 before = {name: _cpu_seconds(pid) for name, pid in processes.items()}
                 started = time.monotonic()
                 service, model = batch(condition, paced if condition.startswith("paced") else provider)
-                cpu[condition].append({"wall": time.monotonic() - started}
-                                      | {name: _cpu_seconds(pid) - before[name] for name, pid in processes.items()})
+                cpu[condition].append(
+                    {"wall": time.monotonic() - started}
+                    | {name: _cpu_seconds(pid) - before[name] for name, pid in processes.items()}
+                )
                 times[condition] += service
                 model_ms[condition] += model
                 order.append(f"{condition} {statistics.median(service):.2f}")
@@ -433,7 +449,7 @@ def test_soak_twenty_hostile_runs_do_not_slow_twenty_normal_ones(cast, provider,
         f"{paced_alone:.3f} s, beside 20 hostile runs {paced_hostile:.3f} s ({paced_hostile / paced_alone:.2f}x); "
         f"model at zero latency: alone {alone:.3f} s, beside 20 benign twins {benign:.3f} s "
         f"({benign / alone:.2f}x), beside 20 hostile runs {hostile:.3f} s ({hostile / alone:.2f}x); "
-        f"their model round (median ms) {({c: round(statistics.median(v)) for c, v in model_ms.items()})}; "
+        f"their model round (median ms) { ({c: round(statistics.median(v)) for c, v in model_ms.items()}) }; "
         f"CPU s per batch (median) {per_batch}; batches in order: {', '.join(order)}; "
         f"test wall {time.monotonic() - started_test:.0f} s"
     )
