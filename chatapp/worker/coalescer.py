@@ -5,9 +5,9 @@ its writes answering slowly), up to ``MAX_WINDOW``: fewer, larger frames are wha
 carry many runs. A flush may split its text across several frames, each numbered as it is written,
 so flushes are serialized: the timer's flush must not number a frame between another flush's.
 
-A frame's text ends before its last word (``held_tail``): the word waits for the next frame, where a
-secret split by the frame boundary is whole again and is redacted with the frame. The recorder's
-flushes (before another event, at the round's end) send everything.
+A frame's text stops before an end that could be the start of a secret (``held_tail``): that end
+waits for the next frame, where a secret split by the frame boundary is whole again and is redacted
+with the frame. The recorder's flushes (before another event, at the round's end) send everything.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ class DeltaCoalescer:
         self._timer: asyncio.TimerHandle | None = None
         self._flushing: asyncio.Task[None] | None = None  # the timer's flush, kept from the collector
         self._lock = asyncio.Lock()
-        self._held = {"text": "", "reasoning": ""}  # each stream's last word, sent with its next frame
-        self._round = 0  # the round of the held words (a round ends with a whole flush)
+        self._held = {"text": "", "reasoning": ""}  # each stream's held end, sent with its next frame
+        self._round = 0  # the round of the held ends (a round ends with a whole flush)
 
     def window(self) -> float:
         return max(self.floor, min(MAX_WINDOW, self._load()))
@@ -60,7 +60,7 @@ class DeltaCoalescer:
         self._flushing = asyncio.ensure_future(self._flush(whole=False))
 
     async def flush(self) -> None:
-        """Write what is pending, the held words included; returns once it (and any flush in flight)
+        """Write what is pending, the held ends included; returns once it (and any flush in flight)
         is written."""
         await self._flush(whole=True)
 
@@ -94,7 +94,7 @@ class DeltaCoalescer:
             )
             payload[key] = shown
         if not (payload["text"] or payload["reasoning"] or payload["tool_calls"]):
-            return []  # only the start of a word so far
+            return []  # only what might start a secret so far
         return [fold_stored_delta(part) for part in split_text(payload)]
 
 
