@@ -41,6 +41,7 @@ class DeltaCoalescer:
         self._flushing: asyncio.Task[None] | None = None  # the timer's flush, kept from the collector
         self._lock = asyncio.Lock()
         self._held = {"text": "", "reasoning": ""}  # each stream's held end, sent with its next frame
+        self._held_args: dict[int, str] = {}  # the same for each tool call's argument fragments, by index
         self._round = 0  # the round of the held ends (a round ends with a whole flush)
 
     def window(self) -> float:
@@ -79,7 +80,7 @@ class DeltaCoalescer:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        held = self._held["text"] or self._held["reasoning"]
+        held = any(self._held.values()) or any(self._held_args.values())
         if not self._pending and not (whole and held):
             return []
         pending, self._pending = self._pending, []
@@ -89,13 +90,29 @@ class DeltaCoalescer:
             self._round = payload["round_index"]
         payload["round_index"] = self._round
         for key, held_text in self._held.items():
-            shown, self._held[key] = (
-                (held_text + payload[key], "") if whole else split_tail(held_text + payload[key])
-            )
-            payload[key] = shown
+            payload[key], self._held[key] = self._shown(held_text + payload[key], whole)
+        payload["tool_calls"] = self._calls_shown(payload["tool_calls"], whole)
         if not (payload["text"] or payload["reasoning"] or payload["tool_calls"]):
             return []  # only what might start a secret so far
         return [fold_stored_delta(part) for part in split_text(payload)]
+
+    @staticmethod
+    def _shown(text: str, whole: bool) -> tuple[str, str]:
+        return (text, "") if whole else split_tail(text)
+
+    def _calls_shown(self, calls: list[dict[str, Any]], whole: bool) -> list[dict[str, Any]]:
+        """The calls' argument fragments with their held ends, each call's arguments on their own."""
+        by_index = {call["index"]: call for call in calls}
+        for index in sorted(self._held_args):
+            by_index.setdefault(index, {"index": index, "arguments": ""})
+        shown = []
+        for index, call in by_index.items():
+            call["arguments"], rest = self._shown(self._held_args.pop(index, "") + call["arguments"], whole)
+            if rest:
+                self._held_args[index] = rest
+            if call["arguments"] or call.get("call_id") or call.get("name"):
+                shown.append(call)
+        return shown
 
 
 def merge_deltas(events: list[ev.Event]) -> dict[str, Any]:

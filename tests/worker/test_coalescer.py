@@ -110,6 +110,27 @@ async def test_held_text_and_held_reasoning_wait_in_their_own_streams():
     assert await coalescer.take() == [{"round_index": 0, "text": "", "reasoning": "sk-a", "tool_calls": []}]
 
 
+async def test_a_key_in_a_calls_arguments_waits_per_call():
+    written = Written()
+    coalescer = DeltaCoalescer(written, window=0.0, load=lambda: 0.0)
+
+    def fragment(index: int, piece: str, name: str | None = None) -> ev.ToolCallDelta:
+        return ev.ToolCallDelta(
+            round_index=1, index=index, call_id=name and f"c{index}", name=name, arguments=piece
+        )
+
+    await coalescer.add(fragment(0, '{"token": "sk-pro', name="login"))
+    await coalescer.add(fragment(1, '{"path": "a.md"}', name="read"))
+    await coalescer.add(fragment(0, 'j-Qm4TzW8rKx2VbN6pLs0Y"}'))
+    calls = [c for p in written.payloads for c in p["tool_calls"]]
+    # The first call's name shows at once; its argument waits from the possible key on, whole later.
+    assert calls[0] == {"index": 0, "call_id": "c0", "name": "login", "arguments": '{"token": "'}
+    assert {"index": 1, "call_id": "c1", "name": "read", "arguments": '{"path": "a.md"}'} in calls
+    assert calls[-1] == {"index": 0, "arguments": 'sk-proj-Qm4TzW8rKx2VbN6pLs0Y"}'}
+    shown = "".join(c["arguments"] for c in calls if c["index"] == 0)
+    assert shown == '{"token": "sk-proj-Qm4TzW8rKx2VbN6pLs0Y"}'  # whole in one frame: redacted there
+
+
 def test_merge_keeps_the_fragments_of_parallel_calls_apart():
     merged = merge_deltas(
         [
