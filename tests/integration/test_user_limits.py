@@ -24,6 +24,9 @@ def test_parallel_sends_of_one_user_stop_at_the_in_flight_limit(cast, demo_provi
     client = LiveClient(live_stack.base_url, session_for(cast["alice"]))
     convos = [Conversation.objects.create(owner=cast["alice"], provider=demo_provider) for _ in range(8)]
     slow = "[[demo:slow]] take your time"
+    # The CSRF cookie first: eight page reads at once without one would each be given a different one,
+    # and a send whose header carries another read's token than the cookie it sends is refused (403).
+    client.csrf(f"/c/{convos[0].pk}/")
     with ThreadPoolExecutor(8) as pool:
         codes = list(pool.map(lambda c: client.send(c.pk, slow).status_code, convos))
     assert codes.count(200) == limit, codes
