@@ -66,6 +66,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # The versioned JavaScript catalogue, like a static file: before sessions and locale (js_catalog.py).
+    "chatapp.js_catalog.CatalogMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The UI language from the language cookie or Accept-Language (after sessions, before common).
     "django.middleware.locale.LocaleMiddleware",

@@ -2,7 +2,6 @@ from django.contrib import admin
 from django.http import Http404
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
-from django.views.i18n import JavaScriptCatalog
 
 from chatapp.views import (
     approvals,
@@ -11,6 +10,7 @@ from chatapp.views import (
     favicon,
     files,
     health,
+    js_catalog,
     keys,
     language,
     mcp_context,
@@ -66,8 +66,14 @@ urlpatterns = [
     ),
     path("healthz", health.healthz, name="healthz"),
     path("language/", language.set_language, name="set_language"),
-    # The JavaScript strings' translations (static/js/*.js call gettext()), for the active language.
-    path("jsi18n/", JavaScriptCatalog.as_view(domain="djangojs"), name="javascript_catalog"),
+    # The JavaScript strings' translations (static/js/*.js call gettext()): the pages link the
+    # versioned URL ({% js_catalog_url %}), which browsers keep; the plain one is the active language's.
+    path("jsi18n/", js_catalog.javascript_catalog, name="javascript_catalog"),
+    path(
+        "jsi18n/<str:language>/<str:version>.js",
+        js_catalog.javascript_catalog,
+        name="javascript_catalog_versioned",
+    ),
     path("login/", auth.LoginView.as_view(), name="login"),
     path("logout/", auth.LogoutView.as_view(), name="logout"),
     # django-allauth: only the provider flow; its own login/sign-up/password pages lead to ours or nowhere.

@@ -26,7 +26,7 @@
       const stream = el.querySelector("[data-role=stream]");
       const answer = el.querySelector("[data-role=answer]");
       const text = (stream && stream.textContent) || "";
-      if (text.trim()) mark("first");
+      if (text.trim() || (answer && answer.textContent.trim())) mark("first");
       if (text.indexOf(current.last) >= 0 || (answer && answer.textContent.indexOf(current.last) >= 0)) mark("full");
     });
   }
@@ -54,6 +54,10 @@
   const Native = window.WebSocket;
   window.WebSocket = function (url, protocols) {
     const socket = protocols === undefined ? new Native(url) : new Native(url, protocols);
+    if (current && !marks[current.rid].ws_new) marks[current.rid].ws_new = epoch();
+    socket.addEventListener("open", function () {
+      if (current && !marks[current.rid].ws_open) marks[current.rid].ws_open = epoch();
+    });
     socket.addEventListener("message", function (event) {
       if (!current || marks[current.rid].frame) return;
       const frame = JSON.parse(event.data);
@@ -73,14 +77,26 @@
     return performance.getEntriesByType("resource").filter(function (e) { return e.startTime >= since; })
       .map(function (e) { return [e.name.replace(location.origin, ""), Math.round(e.startTime - since), Math.round(e.duration)]; });
   };
+  // A send from the home page's box starts a conversation and the browser goes to its page: the send
+  // is carried over to that page's document in sessionStorage, with its click's time.
+  const carried = sessionStorage.getItem("bench-send");
+  if (carried) {
+    sessionStorage.removeItem("bench-send");
+    const c = JSON.parse(carried);
+    current = { rid: c.rid, before: new Set(), last: c.last };
+    marks[c.rid] = { click: c.click, loaded: epoch() };
+  }
   window.__benchSend = function (rid, text, last) {
+    const form = document.getElementById("composer") || document.getElementById("start-composer");
     const before = new Set();
     document.querySelectorAll("#messages [data-run]").forEach(function (el) { before.add(el.dataset.run); });
     current = { rid: rid, before: before, last: last };
     marks[rid] = {};
-    const box = document.getElementById("message");
-    box.value = text;
+    form.querySelector("textarea[name=message]").value = text;
     marks[rid].click = epoch();
-    document.getElementById("composer").requestSubmit();
+    if (form.id === "start-composer") {
+      sessionStorage.setItem("bench-send", JSON.stringify({ rid: rid, last: last, click: marks[rid].click }));
+    }
+    form.requestSubmit();
   };
 })();

@@ -28,7 +28,7 @@ import argparse
 import asyncio
 import json
 import os
-import statistics
+import re
 import subprocess
 import sys
 import tempfile
@@ -76,6 +76,8 @@ class Stack:
         self.up_base = f"http://127.0.0.1:{port}"
         wait_for(lambda: port_open("127.0.0.1", port), 60, "the fake upstream", self.upstream)
         self.target = Target("page", ROOT, args.mode, 1, None, self.up_base + "/v1", self.data_root / "page")
+        # The home page's box starts conversations with the default model: the fake upstream's.
+        self.target.extra_env["CLEARLOOP_DEFAULT_PROVIDER"] = "bench"
         self.target.start(max(args.load) + 1, fresh_db=True)
 
     def stamps(self) -> dict[str, Any]:
@@ -111,6 +113,34 @@ async def page_send(page: Any, rid: str, text: str, last: str, args: argparse.Na
     if args.requests:
         print(rid, await page.evaluate("r => window.__benchRequests(r)", rid))
     return marks
+
+
+async def start_send(page: Any, rid: str, text: str, last: str, args: argparse.Namespace) -> dict[str, float]:
+    """A first message from the home page's box: the conversation's page loads, then shows it."""
+    await page.goto("/")
+    await page.wait_for_selector("#start-composer textarea")
+    await page.evaluate("([r, t, l]) => window.__benchSend(r, t, l)", [rid, text, last])
+    await page.wait_for_url(re.compile(r"/c/\d+/$"), timeout=args.timeout * 1000)
+    await page.wait_for_function(
+        "r => { const m = window.__benchMarks[r]; return m && m.full_painted && m.echo_painted; }",
+        arg=rid,
+        timeout=args.timeout * 1000,
+    )
+    marks = await page.evaluate("r => window.__benchMarks[r]", rid)
+    if args.requests:
+        print(
+            rid,
+            await page.evaluate(
+                "() => performance.getEntriesByType('resource').map(e => [e.name.replace(location.origin, ''),"
+                " Math.round(e.startTime), Math.round(e.duration), e.transferSize])"
+            ),
+        )
+    nav = await page.evaluate(
+        "() => { const n = performance.getEntriesByType('navigation')[0]; const o = performance.timeOrigin;"
+        " return {nav_start: o + n.startTime, nav_request: o + n.requestStart, nav_response: o + n.responseStart,"
+        " nav_end: o + n.responseEnd, nav_dom: o + n.domContentLoadedEventEnd}; }"
+    )
+    return {k: v / 1000 for k, v in (marks | nav).items()}
 
 
 def figures(marks: dict[str, float], up: dict[str, Any], painted: bool) -> dict[str, float]:
@@ -170,6 +200,9 @@ async def background(users: list[BrowserUser], stack: Stack, delay: int, stop: a
     return done
 
 
+HOME_STEPS = ("nav_start", "nav_request", "nav_response", "nav_end", "nav_dom", "ws_new", "ws_open", "frame")
+
+
 async def measure_load(browser: Any, stack: Stack, load: int, args: argparse.Namespace) -> dict[str, Any]:
     t = stack.target
     ids = ",".join(str(uid) for uid, _ in t.users[: load + 1])
@@ -187,23 +220,47 @@ async def measure_load(browser: Any, stack: Stack, load: int, args: argparse.Nam
     busy = asyncio.create_task(background(others, stack, args.load_delay, stop))
     if others:
         await asyncio.sleep(3)  # the load reaches its steady state (each answer takes ~2 s at 10 ms/token)
+    sends = await measured_sends(page, probe, stack, args)
+    stop.set()
+    background_sends = await busy
+    for user in [probe, *others]:
+        await user.close()
+    await page.context.close()
+    return {"load": load, "background_sends": background_sends, "sends": args.sends} | tables(
+        sends, stack.stamps()
+    )
+
+
+async def measured_sends(page: Any, probe: BrowserUser, stack: Stack, args: argparse.Namespace) -> list:
+    """The page's sends alternating with the protocol client's, then the home page's; the first of
+    each kind warms up and is left out."""
     last = expected_text(args.tokens).split()[-1]
     sends: list[tuple[str, str, Any]] = []
-    async with httpx.AsyncClient(base_url=t.base_url, timeout=args.timeout) as http:
-        for i in range(args.sends + 1):  # the first of each kind warms up
+
+    def text(rid: str) -> str:
+        return f"Say something. rid={rid} delay={args.delay} tokens={args.tokens}"
+
+    async with httpx.AsyncClient(base_url=stack.target.base_url, timeout=args.timeout) as http:
+        for i in range(args.sends + 1):
             for kind in ("page", "client"):
                 rid = f"{kind[0]}{i}x{uuid.uuid4().hex[:8]}"
-                text = f"Say something. rid={rid} delay={args.delay} tokens={args.tokens}"
                 if kind == "page":
-                    got: Any = await page_send(page, rid, text, last, args)
+                    got: Any = await page_send(page, rid, text(rid), last, args)
                 else:
-                    got = (await probe.message(http, rid, text)).as_dict()
+                    got = (await probe.message(http, rid, text(rid))).as_dict()
                 if i:
                     sends.append((kind, rid, got))
                 await asyncio.sleep(0.2)
-    stop.set()
-    background_sends = await busy
-    stamps = stack.stamps()
+        for i in range(args.start + 1 if args.start else 0):
+            rid = f"s{i}x{uuid.uuid4().hex[:8]}"
+            got = await start_send(page, rid, text(rid), last, args)
+            if i:
+                sends.append(("start", rid, got))
+            await asyncio.sleep(0.2)
+    return sends
+
+
+def tables(sends: list[tuple[str, str, Any]], stamps: dict[str, Any]) -> dict[str, Any]:
     rows: dict[str, list[dict[str, float]]] = {"page (DOM)": [], "page (painted)": [], "client": []}
     splits: list[dict[str, float]] = []
     for kind, rid, got in sends:
@@ -212,29 +269,25 @@ async def measure_load(browser: Any, stack: Stack, load: int, args: argparse.Nam
             rows["page (DOM)"].append(figures(got, up, painted=False))
             rows["page (painted)"].append(figures(got, up, painted=True))
             splits.append(page_split(got, up))
+        elif kind == "start":
+            home = figures(got, up, painted=True)
+            # No "frame" when the answer was whole in the page's HTML (the run had ended before).
+            home |= {k: (got[k] - got["click"]) * 1000 for k in (*HOME_STEPS, "loaded") if k in got}
+            rows.setdefault("home page (painted)", []).append(home)
         elif got["status"] == "run_finished":
             rows["client"].append(client_figures(got, up))
-    for user in [probe, *others]:
-        await user.close()
-    await page.context.close()
-    return {
-        "load": load,
-        "background_sends": background_sends,
-        "sends": args.sends,
-        "rows": summary(rows),
-        "page_split_p50": {k: round(statistics.median(x[k] for x in splits if k in x), 1) for k in splits[0]},
-    }
+    return {"rows": summary(rows), "page_split_p50": summary({"split": splits})["split"]}
 
 
 def summary(rows: dict[str, list[dict[str, float]]]) -> dict[str, dict[str, Any]]:
     out = {}
     for name, items in rows.items():
-        keys = items[0].keys() if items else ()
+        keys = dict.fromkeys(k for item in items for k in item)
         out[name] = {"n": len(items)} | {
             f"{k}_{q}": round(v, 1)
             for k in keys
             for q in (50, 95)
-            if (v := pct([x[k] for x in items], q)) is not None
+            if (v := pct([x[k] for x in items if k in x], q)) is not None
         }
     return out
 
@@ -244,16 +297,24 @@ def print_report(result: dict[str, Any]) -> None:
         f"\n{result['load']} other users streaming ({result['background_sends']} answers meanwhile), {result['sends']} sends each:"
     )
     cols = ("echo", "added_ttft", "before_model", "relay", "last_token")
-    print(f"    {'':16}" + "".join(f"{c + ' p50/p95':>24}" for c in cols))
+    print(f"    {'':20}" + "".join(f"{c + ' p50/p95':>24}" for c in cols))
     for name, row in result["rows"].items():
         cells = "".join(
             f"{row.get(c + '_50', float('nan')):>15.1f} /{row.get(c + '_95', float('nan')):>7.1f}"
             for c in cols
         )
-        print(f"    {name:16}{cells}   (n={row['n']})")
+        print(f"    {name:20}{cells}   (n={row['n']})")
+    split = result["page_split_p50"]
     print(
-        "    the page's sends, p50 ms: " + ", ".join(f"{k} {v}" for k, v in result["page_split_p50"].items())
+        "    the page's sends, p50 ms: "
+        + ", ".join(f"{k[:-3]} {v}" for k, v in split.items() if k.endswith("_50"))
     )
+    home = result["rows"].get("home page (painted)")
+    if home:
+        print(
+            "    the home page's sends, p50 ms after the click: "
+            + ", ".join(f"{k} {home.get(k + '_50', '-')}" for k in HOME_STEPS)
+        )
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
@@ -287,6 +348,12 @@ def main() -> None:
     parser.add_argument("--load-delay", type=int, default=10, help="their ms per token")
     parser.add_argument("--delay", type=int, default=0, help="ms per token of the measured answers")
     parser.add_argument("--tokens", type=int, default=200)
+    parser.add_argument(
+        "--start",
+        type=int,
+        default=0,
+        help="also N first messages from the home page's box (new conversations)",
+    )
     parser.add_argument("--mode", choices=("demo", "prod"), default="prod")
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--requests", action="store_true", help="print the requests each page send made")

@@ -87,3 +87,19 @@ def stored_text(value: str) -> str:
     from chatapp.stored_texts import shown
 
     return shown(str(value or ""))
+
+
+@register.simple_tag
+def js_catalog_url() -> str:
+    """The active language's JavaScript catalogue under the URL that names its content (browsers keep
+    it: chatapp/js_catalog.py)."""
+    from django.urls import reverse
+    from django.utils import translation
+
+    from chatapp.js_catalog import UnknownLanguage, catalog
+
+    try:
+        found, code = catalog(translation.get_language()), translation.get_language()
+    except UnknownLanguage:
+        return reverse("javascript_catalog")
+    return reverse("javascript_catalog_versioned", args=[code, found.version])
