@@ -432,35 +432,7 @@
       const err = document.getElementById("send-error");
       if (err && err.textContent.trim()) err.scrollIntoView({ block: "nearest" });
     });
-    // The question shows the moment Send is pressed, marked as being sent, and gives way to the
-    // server's exchange when the answer to the send lands (or, refused, to the reason under the box,
-    // where the text still is). The send's answer takes a noticeable moment on a busy server: 70-180
-    // ms at p50-p95 with 20 other users streaming (bench/page, docs/performance.md).
-    let pending = null;
-    function dropPending() { if (pending) { pending.remove(); pending = null; } }
-    composer.addEventListener("htmx:beforeRequest", function (event) {
-      if (event.detail.elt !== composer) return;
-      dropPending();
-      const box = document.getElementById("message");
-      const messages = document.getElementById("messages");
-      if (!box || !box.value.trim() || !messages) return;
-      pending = document.createElement("article");
-      pending.className = "msg user pending";
-      pending.dataset.role = "pending-question";
-      pending.setAttribute("aria-busy", "true");
-      const body = document.createElement("div");
-      body.className = "body";
-      body.dir = "auto";
-      body.textContent = box.value;  // text, never markup: the server's copy replaces it
-      const note = document.createElement("p");
-      note.className = "pending-note";
-      note.textContent = gettext("Sending…");
-      pending.append(body, note);
-      messages.appendChild(pending);
-    });
-    composer.addEventListener("htmx:beforeSwap", function (event) { if (event.detail.elt === composer) dropPending(); });
     composer.addEventListener("htmx:afterRequest", function (event) {
-      if (event.detail.elt === composer) dropPending();  // also a send that never reached the server
       if (event.detail.successful && event.detail.elt === composer) {
         const box = document.getElementById("message"); if (box) box.value = "";
         const pending = document.getElementById("pending-attachments"); if (pending) pending.textContent = "";
