@@ -30,7 +30,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections
-from django.db.models import Count, Max, Subquery
+from django.db.models import Count, Max, Q, Subquery
 from django.utils import timezone
 
 from chatapp import blobs
@@ -183,6 +183,25 @@ def append(run_id: int, seq: int, kind: str, data: dict[str, Any], *, durable: b
     if durable:
         Run.objects.filter(pk=run_id, last_seq__lt=seq).update(last_seq=seq)
     return frame(run_id, seq, kind, data)
+
+
+def streamed_so_far(run_id: int) -> tuple[str, int]:
+    """A streaming run's text as its page shows it (its delta frames' text, in order) and the number
+    of its last frame, read in one statement (one snapshot): the page renders the text and its socket
+    resumes after that number, so nothing is shown twice or missed. (0 when nothing is stored.)"""
+    last = RunEvent.objects.filter(run_id=run_id).order_by("-seq").values("seq")[:1]
+    rows = (
+        RunEvent.objects.filter(run_id=run_id)
+        .filter(Q(type=Kind.DELTA) | Q(seq=Subquery(last)))
+        .order_by("seq")
+        .values_list("seq", "type", "payload")
+    )
+    text, last_seq = [], 0
+    for seq, kind, payload in rows:
+        last_seq = seq  # in order: the last row is the run's last frame
+        if kind == Kind.DELTA:
+            text.append(str(shown(payload).get("text") or ""))
+    return "".join(text), last_seq
 
 
 def stored_frames(

@@ -116,7 +116,7 @@ def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
     context = {
         **_sidebar(request),
         "conversation": convo,
-        "items": conversation_items(convo),
+        "items": conversation_items(convo, streamed=True),
         "providers": ProviderConfig.objects.filter(enabled=True),
         "default_label": default_label(),
         "active_run": convo.runs.filter(status__in=ACTIVE_STATUSES).first(),

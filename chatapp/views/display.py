@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from django.utils.safestring import SafeString, mark_safe
 
 from agent.replay import blocks_from_dicts, opaque_size
+from chatapp import event_log
 from chatapp.costs import CostTotal, total_of
 from chatapp.markdown import render_markdown
 from chatapp.models import Conversation, Message, Run, ToolLink
@@ -41,6 +42,9 @@ class Exchange:
     timeline: dict[str, Any] = field(default_factory=dict)  # the waterfall's rows (views/timeline.py)
     sign_ins: list[dict] = field(default_factory=list)  # OAuth servers the run waits for (issue 13)
     files: list[Any] = field(default_factory=list)  # the question's attached uploads (Message.attached)
+    # A streaming run's text so far and its last frame's number (the page's socket resumes after it).
+    streamed: str = ""
+    streamed_seq: int = 0
 
 
 def _exchange(run: Run, include_user: bool) -> Exchange:
@@ -141,11 +145,18 @@ def link_view(link: ToolLink) -> ToolLink:
 
 
 def conversation_items(
-    convo: Conversation, only_run: Run | None = None, include_user: bool = True
+    convo: Conversation, only_run: Run | None = None, include_user: bool = True, streamed: bool = False
 ) -> list[Exchange]:
+    """The exchanges on the conversation's path (or ``only_run``'s). ``streamed``: a run still
+    streaming shows its text so far (the conversation page; a fragment's run box starts empty, since
+    the frames held for it are applied to it)."""
     if only_run is not None:
         return [_exchange(only_run, include_user)]
-    return [_exchange(run, include_user) for run in branches.path(convo)]
+    items = [_exchange(run, include_user) for run in branches.path(convo)]
+    for item in items if streamed else ():
+        if item.run is not None and item.run.is_active and item.answer_html is None:
+            item.streamed, item.streamed_seq = event_log.streamed_so_far(item.run.pk)
+    return items
 
 
 def round_reasoning(response: dict[str, Any] | None) -> dict[str, Any] | None:

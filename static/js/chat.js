@@ -13,10 +13,11 @@
   const storageKey = "clearloop-seq-" + conversation;
   let lastSeq = {};
   try { lastSeq = JSON.parse(sessionStorage.getItem(storageKey) || "{}"); } catch (e) { lastSeq = {}; }
-  // A run still streaming is rendered with an empty text box: its frames must be replayed from the
-  // start, whatever an earlier view of this page had seen.
+  // A run still streaming is rendered with its text up to frame data-seq (none: an empty box): its
+  // frames are replayed from there, whatever an earlier view of this page had seen.
   document.querySelectorAll("[data-run]").forEach(function (el) {
-    if (el.querySelector("[data-role=stream]")) lastSeq[el.dataset.run] = 0;
+    const stream = el.querySelector("[data-role=stream]");
+    if (stream) lastSeq[el.dataset.run] = +(stream.dataset.seq || 0);
   });
   const FILE_WRITERS = ["write_file", "append_file"];
   function filesChanged() { if (window.htmx) htmx.trigger(document.body, "files-changed"); }
