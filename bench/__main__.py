@@ -1,7 +1,7 @@
 """Run every benchmark: providers, MCP (if present), the send view, target 5's run in process,
-runs, browser. Figures are printed; runs and browser also write JSON.
+runs, browser, the page in Chromium. Figures are printed; runs and browser also write JSON.
 
-.venv/bin/python -m bench [providers mcp sendview steprun httpclient runs browser capacity targets]
+.venv/bin/python -m bench [providers mcp sendview steprun httpclient runs browser page capacity targets]
 """
 
 from __future__ import annotations
@@ -10,7 +10,18 @@ import importlib.util
 import runpy
 import sys
 
-ALL = ("providers", "mcp", "sendview", "steprun", "httpclient", "runs", "browser", "capacity", "targets")
+ALL = (
+    "providers",
+    "mcp",
+    "sendview",
+    "steprun",
+    "httpclient",
+    "runs",
+    "browser",
+    "page",
+    "capacity",
+    "targets",
+)
 
 
 def run_one(name: str) -> None:
