@@ -7,21 +7,33 @@
   const marks = (window.__benchMarks = {});
   let current = null;  // {rid, before: Set of run ids on the page, tokens}
 
+  // A mark taken on the home page before the browser leaves it goes with the send to the next page.
+  function carry(key, at) {
+    const carried = sessionStorage.getItem("bench-send");
+    if (!carried) return;
+    const c = JSON.parse(carried);
+    if (c.rid !== current.rid) return;
+    c.marks = c.marks || {};
+    c.marks[key] = at;
+    sessionStorage.setItem("bench-send", JSON.stringify(c));
+  }
   function paintedLater(key) {
-    requestAnimationFrame(function () { marks[current.rid][key] = epoch(); });
+    requestAnimationFrame(function () { marks[current.rid][key] = epoch(); carry(key, marks[current.rid][key]); });
   }
   function mark(key) {
     const m = marks[current.rid];
     if (m[key]) return;
     m[key] = epoch();
+    carry(key, m[key]);
     paintedLater(key + "_painted");
   }
   function look() {
     if (!current) return;
-    const messages = document.getElementById("messages");
-    if (!messages) return;
-    if (!marks[current.rid].echo && messages.textContent.indexOf(current.rid) >= 0) mark("echo");
-    messages.querySelectorAll("[data-run]").forEach(function (el) {
+    // Anywhere on the page but the message box: the conversation's messages, or the home page's
+    // pending question above its box (a textarea's typed value is not in textContent).
+    const main = document.querySelector("main");
+    if (!marks[current.rid].echo && main && main.textContent.indexOf(current.rid) >= 0) mark("echo");
+    document.querySelectorAll("#messages [data-run]").forEach(function (el) {
       if (current.before.has(el.dataset.run)) return;
       const stream = el.querySelector("[data-role=stream]");
       const answer = el.querySelector("[data-role=answer]");
@@ -84,7 +96,7 @@
     sessionStorage.removeItem("bench-send");
     const c = JSON.parse(carried);
     current = { rid: c.rid, before: new Set(), last: c.last };
-    marks[c.rid] = { click: c.click, loaded: epoch() };
+    marks[c.rid] = Object.assign({ click: c.click, loaded: epoch() }, c.marks || {});
   }
   window.__benchSend = function (rid, text, last) {
     const form = document.getElementById("composer") || document.getElementById("start-composer");
