@@ -59,17 +59,36 @@ def leaf(convo: Conversation) -> Run | None:
 
 
 def path(convo: Conversation, until: Run | None = None) -> list[Run]:
-    """The runs of the active branch from the first question to ``until`` (default: the leaf)."""
+    """The runs of the active branch from the first question to ``until`` (default: the leaf).
+
+    The conversation's runs are read once with their questions (each run's ``user_message`` and
+    ``conversation`` are set on it): walking up one run at a time read two rows per exchange, and a
+    40-exchange page spent most of its time there (docs/performance.md, session 24)."""
+    by_id = {
+        run.pk: run
+        for run in Run.objects.filter(conversation_id=convo.pk).select_related("user_message").order_by("id")
+    }
+    for each in by_id.values():
+        each.conversation = convo
+    run: Run | None
+    if until is not None:
+        run = by_id.get(until.pk, until)
+    else:
+        run = by_id.get(convo.active_run_id or 0) or (by_id[max(by_id)] if by_id else None)
     runs: list[Run] = []
-    run = until or leaf(convo)
     seen: set[int] = set()
     while run is not None and run.pk not in seen:
         seen.add(run.pk)
         runs.append(run)
         question = run.user_message
-        run = question.parent_run if question is not None else None
+        run = by_id.get(question.parent_run_id or 0) if question is not None else None
     runs.reverse()
     return runs
+
+
+def position_among(ids: list[int], current: int) -> Position:
+    """``current``'s place among its siblings' ids (in order); alone when it is not among them."""
+    return _position(ids, current) if current in ids else Position(1, 1, None, None)
 
 
 def _position(ids: list[int], current: int) -> Position:

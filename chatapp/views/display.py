@@ -20,6 +20,7 @@ from chatapp.services.approvals import approver_for
 from chatapp.services.branches import Position
 from chatapp.services.workspace_files import FILE_WRITERS, written_path
 from chatapp.views.failures import Failure, explain
+from chatapp.views.page_rows import PageRows
 from chatapp.views.timeline import timeline, timeline_of_nothing
 from chatapp.workspaces import workspace_path
 
@@ -47,8 +48,12 @@ class Exchange:
     streamed_seq: int = 0
 
 
-def _exchange(run: Run, include_user: bool) -> Exchange:
-    answer = Message.objects.filter(run=run, role=Message.Role.ASSISTANT).order_by("-id").first()
+def _exchange(run: Run, include_user: bool, rows: PageRows | None = None) -> Exchange:
+    """One run's exchange; ``rows``: what the page read for all its runs at once (page_rows.py)."""
+    if rows is not None:
+        answer = rows.answers.get(run.pk)
+    else:
+        answer = Message.objects.filter(run=run, role=Message.Role.ASSISTANT).order_by("-id").first()
     html = mark_safe(render_markdown(answer.content)) if answer else None  # noqa: S308 - nh3-sanitised
     # A run stopped or failed mid-answer keeps what was written, marked partial (store._fail).
     rounds = list(run.rounds.all())
@@ -83,12 +88,22 @@ def _exchange(run: Run, include_user: bool) -> Exchange:
         cost=total_of(rounds),
         links=[link_view(link) for link in run.links.all()],
         written=written,
-        question_at=branches.message_position(run.user_message) if run.user_message else None,
-        answer_at=branches.run_position(run),
+        question_at=_question_at(run, rows),
+        answer_at=rows.answer_at(run) if rows is not None else branches.run_position(run),
         failure=explain(run) if run.status == Run.Status.FAILED else None,
         waiting=waiting_calls(all_calls) if run.is_active else [],
-        timeline=timeline(run),
+        timeline=timeline(run, rows.events.get(run.pk, []) if rows is not None else None),
         sign_ins=_sign_ins(run) if run.status == Run.Status.AWAITING_SIGN_IN else [],
+    )
+
+
+def _question_at(run: Run, rows: PageRows | None) -> Position | None:
+    if run.user_message is None:
+        return None
+    return (
+        rows.question_at(run.user_message)
+        if rows is not None
+        else branches.message_position(run.user_message)
     )
 
 
@@ -152,7 +167,9 @@ def conversation_items(
     the frames held for it are applied to it)."""
     if only_run is not None:
         return [_exchange(only_run, include_user)]
-    items = [_exchange(run, include_user) for run in branches.path(convo)]
+    runs = branches.path(convo)
+    rows = PageRows.read(convo, runs)
+    items = [_exchange(run, include_user, rows) for run in runs]
     for item in items if streamed else ():
         if item.run is not None and item.run.is_active and item.answer_html is None:
             item.streamed, item.streamed_seq = event_log.streamed_so_far(item.run.pk)

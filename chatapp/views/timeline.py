@@ -42,33 +42,45 @@ def _started(e: dict[str, Any], at: float, t0: datetime) -> float:
     return min(at, max(0.0, _ms(datetime.fromtimestamp(started, tz=UTC), t0)))
 
 
+_FIELDS = (
+    "type",
+    "created_at",
+    "payload__round_index",
+    "payload__call_id",
+    "payload__status",
+    "payload__name",
+    "payload__finish_reason",
+    "payload__ttft_ms",
+    "payload__attempts",
+    "payload__duration_ms",
+    "payload__started_at",
+    "payload__usage__prompt_tokens",
+    "payload__usage__completion_tokens",
+    "payload__attempt",
+    "payload__error_class",
+    "payload__wait_ms",
+    "payload__decision",
+    "payload__by",
+    "payload__reason",
+)
+
+
 def _events(run: Run) -> list[dict[str, Any]]:
-    rows = (
-        RunEvent.objects.filter(run=run, type__in=KINDS)
-        .order_by("seq")
-        .values(
-            "type",
-            "created_at",
-            "payload__round_index",
-            "payload__call_id",
-            "payload__status",
-            "payload__name",
-            "payload__finish_reason",
-            "payload__ttft_ms",
-            "payload__attempts",
-            "payload__duration_ms",
-            "payload__started_at",
-            "payload__usage__prompt_tokens",
-            "payload__usage__completion_tokens",
-            "payload__attempt",
-            "payload__error_class",
-            "payload__wait_ms",
-            "payload__decision",
-            "payload__by",
-            "payload__reason",
-        )
-    )
+    rows = RunEvent.objects.filter(run=run, type__in=KINDS).order_by("seq").values(*_FIELDS)
     return [dict(row) for row in rows]
+
+
+def events_of(run_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """The waterfall events of several runs in one query (a conversation page's runs), by run."""
+    rows = (
+        RunEvent.objects.filter(run_id__in=run_ids, type__in=KINDS)
+        .order_by("run_id", "seq")
+        .values("run_id", *_FIELDS)
+    )
+    out: dict[int, list[dict[str, Any]]] = {run_id: [] for run_id in run_ids}
+    for row in rows:
+        out[row.pop("run_id")].append(row)
+    return out
 
 
 def _round_row(rows: dict, index: int) -> dict[str, Any]:
@@ -135,8 +147,9 @@ def timeline_of_nothing() -> dict[str, Any]:
     return {"total_ms": 0, "rows": []}
 
 
-def timeline(run: Run) -> dict[str, Any]:
-    events = _events(run)
+def timeline(run: Run, events: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """``events``: the run's, read already with others' (``events_of``); else read here."""
+    events = _events(run) if events is None else events
     if not events:
         return timeline_of_nothing()
     t0 = events[0]["created_at"]
