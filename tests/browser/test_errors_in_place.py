@@ -45,8 +45,9 @@ def test_empty_and_too_long_messages_say_why_and_keep_the_text(cast, demo_provid
     assert page.input_value("#message") == ""
 
 
-def test_send_while_a_run_is_active_says_so_in_place(cast, demo_provider, page_for, artifacts):
-    convo = Conversation.objects.create(owner=cast["alice"], title="busy")
+def busy_conversation(owner) -> Conversation:
+    """A conversation whose run waits for an approval: a send to it is refused (409)."""
+    convo = Conversation.objects.create(owner=owner, title="busy")
     question = Message.objects.create(conversation=convo, role="user", content="first", payload={})
     # Waiting for an approval holds no worker: nothing will move this run while the test runs.
     Run.objects.create(
@@ -56,6 +57,11 @@ def test_send_while_a_run_is_active_says_so_in_place(cast, demo_provider, page_f
         model="clearloop-demo",
         status="awaiting_approval",
     )
+    return convo
+
+
+def test_send_while_a_run_is_active_says_so_in_place(cast, demo_provider, page_for, artifacts):
+    convo = busy_conversation(cast["alice"])
     page = open_conversation(page_for, convo, {"width": 375, "height": 812})
     send_and_expect_refusal(page, "second question", "still answering")
     page.screenshot(path=str(artifacts / "errors-run-active-375.png"))

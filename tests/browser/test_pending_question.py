@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from chatapp.models import Conversation, Message, Run
+from tests.browser.test_errors_in_place import busy_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -62,16 +63,7 @@ def test_the_question_shows_at_once_and_gives_way_to_the_servers_copy(
 
 
 def test_a_refused_send_takes_its_question_away_and_keeps_the_text(cast, demo_provider, page_for, artifacts):
-    convo = Conversation.objects.create(owner=cast["alice"], title="busy")
-    question = Message.objects.create(conversation=convo, role="user", content="first", payload={})
-    # Waiting for an approval holds no worker: nothing moves this run while the test runs.
-    Run.objects.create(
-        conversation=convo,
-        user_message=question,
-        provider_name="demo",
-        model="clearloop-demo",
-        status="awaiting_approval",
-    )
+    convo = busy_conversation(cast["alice"])
     page, held = open_held(page_for, convo, {"width": 375, "height": 812}, dark=True)
     press_send(page, held, "second question")
     page.screenshot(path=str(artifacts / "pending-question-375-dark.png"))
