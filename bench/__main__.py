@@ -39,6 +39,14 @@ def run_one(name: str) -> None:
 
 
 def main(names: list[str]) -> None:
+    unknown = [name for name in names if name not in ALL]
+    if unknown:
+        # Options belong to one bench's own command (python -m bench.page.run --start 20 ...):
+        # run here, they were taken for bench names, one after another.
+        sys.exit(
+            f"unknown bench {', '.join(unknown)}: choose from {' '.join(ALL)};"
+            " a bench's options go to its own module: python -m bench.<name>.run --help"
+        )
     for name in names or ALL:
         run_one(name)
 

@@ -28,7 +28,6 @@ urlpatterns = [
     path("", chat.home, name="chat"),
     path("favicon.ico", favicon.favicon),
     path("c/new/", chat.new_conversation, name="new_conversation"),
-    path("c/start/", chat.start_conversation, name="start_conversation"),
     path("c/<int:conversation_id>/", chat.conversation, name="conversation"),
     path("c/<int:conversation_id>/send/", chat.send, name="send"),
     path("c/<int:conversation_id>/rename/", chat.rename, name="rename"),

@@ -7,30 +7,18 @@
   const marks = (window.__benchMarks = {});
   let current = null;  // {rid, before: Set of run ids on the page, tokens}
 
-  // A mark taken on the home page before the browser leaves it goes with the send to the next page.
-  function carry(key, at) {
-    const carried = sessionStorage.getItem("bench-send");
-    if (!carried) return;
-    const c = JSON.parse(carried);
-    if (c.rid !== current.rid) return;
-    c.marks = c.marks || {};
-    c.marks[key] = at;
-    sessionStorage.setItem("bench-send", JSON.stringify(c));
-  }
   function paintedLater(key) {
-    requestAnimationFrame(function () { marks[current.rid][key] = epoch(); carry(key, marks[current.rid][key]); });
+    requestAnimationFrame(function () { marks[current.rid][key] = epoch(); });
   }
   function mark(key) {
     const m = marks[current.rid];
     if (m[key]) return;
     m[key] = epoch();
-    carry(key, m[key]);
     paintedLater(key + "_painted");
   }
   function look() {
     if (!current) return;
-    // Anywhere on the page but the message box: the conversation's messages, or the home page's
-    // pending question above its box (a textarea's typed value is not in textContent).
+    // Anywhere on the page but the message box (a textarea's typed value is not in textContent).
     const main = document.querySelector("main");
     if (!marks[current.rid].echo && main && main.textContent.indexOf(current.rid) >= 0) mark("echo");
     document.querySelectorAll("#messages [data-run]").forEach(function (el) {
@@ -89,26 +77,14 @@
     return performance.getEntriesByType("resource").filter(function (e) { return e.startTime >= since; })
       .map(function (e) { return [e.name.replace(location.origin, ""), Math.round(e.startTime - since), Math.round(e.duration)]; });
   };
-  // A send from the home page's box starts a conversation and the browser goes to its page: the send
-  // is carried over to that page's document in sessionStorage, with its click's time.
-  const carried = sessionStorage.getItem("bench-send");
-  if (carried) {
-    sessionStorage.removeItem("bench-send");
-    const c = JSON.parse(carried);
-    current = { rid: c.rid, before: new Set(), last: c.last };
-    marks[c.rid] = Object.assign({ click: c.click, loaded: epoch() }, c.marks || {});
-  }
   window.__benchSend = function (rid, text, last) {
-    const form = document.getElementById("composer") || document.getElementById("start-composer");
+    const form = document.getElementById("composer");
     const before = new Set();
     document.querySelectorAll("#messages [data-run]").forEach(function (el) { before.add(el.dataset.run); });
     current = { rid: rid, before: before, last: last };
     marks[rid] = {};
     form.querySelector("textarea[name=message]").value = text;
     marks[rid].click = epoch();
-    if (form.id === "start-composer") {
-      sessionStorage.setItem("bench-send", JSON.stringify({ rid: rid, last: last, click: marks[rid].click }));
-    }
     form.requestSubmit();
   };
 })();

@@ -96,10 +96,15 @@ async def open_page(browser: Any, stack: Stack, session: str, conversation: int)
     await context.add_init_script(OBSERVER)
     page = await context.new_page()
     await page.goto(f"/c/{conversation}/")
-    await page.wait_for_function(
-        "document.getElementById('ws-state') && !/econnect|ffline/.test(document.getElementById('ws-state').textContent)"
-    )
+    await wait_live(page)
     return page
+
+
+async def wait_live(page: Any) -> None:
+    """The page's socket is open (its state says "Live")."""
+    await page.wait_for_function(
+        "() => { const s = document.getElementById('ws-state'); return s && s.dataset.state === 'live'; }"
+    )
 
 
 async def page_send(page: Any, rid: str, text: str, last: str, args: argparse.Namespace) -> dict[str, float]:
@@ -116,31 +121,15 @@ async def page_send(page: Any, rid: str, text: str, last: str, args: argparse.Na
 
 
 async def start_send(page: Any, rid: str, text: str, last: str, args: argparse.Namespace) -> dict[str, float]:
-    """A first message from the home page's box: the conversation's page loads, then shows it."""
+    """A first message from the home page (the user's draft conversation, its socket open as a person
+    who has just opened the app and typed would find it): answered on the same page, whose address
+    becomes the conversation's."""
     await page.goto("/")
-    await page.wait_for_selector("#start-composer textarea")
-    await page.evaluate("([r, t, l]) => window.__benchSend(r, t, l)", [rid, text, last])
-    await page.wait_for_url(re.compile(r"/c/\d+/$"), timeout=args.timeout * 1000)
-    await page.wait_for_function(
-        "r => { const m = window.__benchMarks[r]; return m && m.full_painted && m.echo_painted; }",
-        arg=rid,
-        timeout=args.timeout * 1000,
-    )
-    marks = await page.evaluate("r => window.__benchMarks[r]", rid)
-    if args.requests:
-        print(
-            rid,
-            await page.evaluate(
-                "() => performance.getEntriesByType('resource').map(e => [e.name.replace(location.origin, ''),"
-                " Math.round(e.startTime), Math.round(e.duration), e.transferSize])"
-            ),
-        )
-    nav = await page.evaluate(
-        "() => { const n = performance.getEntriesByType('navigation')[0]; const o = performance.timeOrigin;"
-        " return {nav_start: o + n.startTime, nav_request: o + n.requestStart, nav_response: o + n.responseStart,"
-        " nav_end: o + n.responseEnd, nav_dom: o + n.domContentLoadedEventEnd}; }"
-    )
-    return {k: v / 1000 for k, v in (marks | nav).items()}
+    await wait_live(page)
+    marks = await page_send(page, rid, text, last, args)
+    if not re.search(r"/c/\d+/$", page.url):
+        raise RuntimeError(f"the home page's first message left the address at {page.url}")
+    return marks
 
 
 def figures(marks: dict[str, float], up: dict[str, Any], painted: bool) -> dict[str, float]:
@@ -200,7 +189,7 @@ async def background(users: list[BrowserUser], stack: Stack, delay: int, stop: a
     return done
 
 
-HOME_STEPS = ("nav_start", "nav_request", "nav_response", "nav_end", "nav_dom", "ws_new", "ws_open", "frame")
+HOME_STEPS = ("beforeRequest", "xhr_response", "afterSwap", "ws_open", "frame", "first_painted")
 
 
 async def measure_load(browser: Any, stack: Stack, load: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -271,8 +260,7 @@ def tables(sends: list[tuple[str, str, Any]], stamps: dict[str, Any]) -> dict[st
             splits.append(page_split(got, up))
         elif kind == "start":
             home = figures(got, up, painted=True)
-            # No "frame" when the answer was whole in the page's HTML (the run had ended before).
-            home |= {k: (got[k] - got["click"]) * 1000 for k in (*HOME_STEPS, "loaded") if k in got}
+            home |= {k: (got[k] - got["click"]) * 1000 for k in HOME_STEPS if k in got}
             rows.setdefault("home page (painted)", []).append(home)
         elif got["status"] == "run_finished":
             rows["client"].append(client_figures(got, up))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db.models import Q
@@ -29,7 +31,7 @@ from chatapp.services.errors import ChatError, RunAlreadyActive
 from chatapp.services.limits import LimitReached, model_allowed
 from chatapp.services.providers import default_label, default_provider, ensure_env_providers
 from chatapp.services.quotas import shown_to_user
-from chatapp.services.runs import check_message, regenerate_run, request_cancel, start_run
+from chatapp.services.runs import regenerate_run, request_cancel, start_run
 from chatapp.services.workspace_files import list_files
 from chatapp.views.charts import usage_bars
 from chatapp.views.display import conversation_items, fresh_exchange
@@ -66,38 +68,21 @@ def _sidebar(request: HttpRequest) -> dict:
 @login_required
 @require_GET
 def home(request: HtmxHttpRequest) -> HttpResponse:
+    """The home page is the user's draft conversation, live from the start: its first message is an
+    ordinary send on an open socket (the address then becomes the conversation's), not a trip to a
+    new page, which cost a first message ~100 ms before its first token (docs/performance.md,
+    session 25)."""
     if is_auditor(request.user) and not request.user.is_superuser:
         return redirect("audit:runs")
-    context = _sidebar(request)
     if request.htmx and request.GET.get("partial") == "list":
-        return render(request, f"{PAGE}#conversation-list", context)
+        return render(request, f"{PAGE}#conversation-list", _sidebar(request))
+    context = _conversation_context(request, conversations_service.draft_for(request.user))
     deleted = request.GET.get("deleted", "")
     if deleted.isdigit():
         context["deleted"] = Conversation.objects.filter(
             pk=int(deleted), owner_id=request.user.pk, deleted_at__isnull=False
         ).first()
-    context.update(conversation=None, default_label=default_label(), examples=examples())
     return render(request, PAGE, context)
-
-
-@login_required
-@require_POST
-def start_conversation(request: HttpRequest) -> HttpResponse:
-    """The home page's message box: the first message starts the conversation (the user's draft)."""
-    refuse_auditors(request.user)
-    text = request.POST.get("message", "")
-    try:
-        check_message(text)  # an empty or oversized first message creates nothing
-        convo = conversations_service.draft_for(request.user)
-        start_run(convo, text)
-    except ChatError as error:
-        return _refused(request, error)
-    target = reverse("conversation", args=[convo.pk])
-    if is_htmx(request):
-        response = HttpResponse(status=204)
-        response["HX-Redirect"] = target
-        return response
-    return redirect(target)
 
 
 @login_required
@@ -112,22 +97,32 @@ def new_conversation(request: HttpRequest) -> HttpResponse:
 @require_GET
 def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
     convo = owned_conversation_or_404(request.user, conversation_id)
+    return render(request, PAGE, _conversation_context(request, convo))
+
+
+def _conversation_context(request: HttpRequest, convo: Conversation) -> dict:
     ensure_env_providers()
-    context = {
+    items = conversation_items(convo, streamed=True)
+    files = list_files(convo)
+    # A draft (no message, no file: the home page's, or "New conversation") greets and, in demo mode,
+    # offers the seed scenarios; its first question hides them and shows Delete.
+    draft = not items and not files and not convo.messages.exists()
+    return {
         **_sidebar(request),
         "conversation": convo,
-        "items": conversation_items(convo, streamed=True),
+        "items": items,
+        "draft": draft,
+        "examples": examples() if draft else (),
         "providers": ProviderConfig.objects.filter(enabled=True),
         "default_label": default_label(),
         "active_run": convo.runs.filter(status__in=ACTIVE_STATUSES).first(),
         "chart": usage_bars(convo),
         "tool_toggles": tool_toggles(convo),
         "budget_lines": shown_to_user(request.user),
-        "files": list_files(convo),
+        "files": files,
         **upload_limits(),
         "frame_protocol": frame_protocol(),
     }
-    return render(request, PAGE, context)
 
 
 @login_required
@@ -145,7 +140,18 @@ def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
     except ChatError as error:
         return _refused(request, error)
     changed = not on_top or convo.title != title
-    return _exchange(request, convo, run, list_changed=changed, with_files=bool(attachments))
+    response = _exchange(request, convo, run, list_changed=changed, with_files=bool(attachments))
+    _push_address(request, convo, response)
+    return response
+
+
+def _push_address(request: HttpRequest, convo: Conversation, response: HttpResponse) -> None:
+    """A first message sent from the home page: the address bar becomes the conversation's (htmx
+    pushes it into the history), so a reload, a bookmark or Back behave as after a navigation."""
+    target = reverse("conversation", args=[convo.pk])
+    current = request.headers.get("HX-Current-URL", "")
+    if current and urlsplit(current).path != target:
+        response["HX-Push-Url"] = target
 
 
 def _ids(values: list[str]) -> list[int]:

@@ -441,6 +441,15 @@
       }
     });
   }
+  // An empty conversation (the home page) offers the seed scenarios in demo mode: a click puts the
+  // prompt in the box, ready to send or edit.
+  document.addEventListener("click", function (event) {
+    const example = event.target.closest("button.example");
+    const box = document.getElementById("message");
+    if (!example || !box) return;
+    box.value = example.dataset.prompt;
+    box.focus();
+  });
   // Opening a server's link is the user's consent: tell the waiting call, and let the browser open it
   // in a new tab (rel=noopener noreferrer; clearloop never fetches the URL itself).
   document.addEventListener("click", function (event) {
@@ -546,29 +555,5 @@
   composer.addEventListener("paste", function (e) {
     const files = e.clipboardData && e.clipboardData.files;
     if (files && files.length) { e.preventDefault(); upload(files); }
-  });
-})();
-
-// The home page: the message box starts a conversation; in demo mode the seed scenarios are example
-// prompts (a click puts the prompt in the box, ready to send or edit).
-(function () {
-  "use strict";
-  const start = document.getElementById("start-composer");
-  if (!start) return;
-  const box = document.getElementById("message");
-  start.addEventListener("keydown", function (event) {
-    if (event.target === box && event.key === "Enter" && !event.shiftKey && !event.isComposing) {
-      event.preventDefault();
-      start.requestSubmit();
-    }
-  });
-  document.addEventListener("click", function (event) {
-    const example = event.target.closest("button.example");
-    if (!example) return;
-    box.value = example.dataset.prompt;
-    box.focus();
-  });
-  start.addEventListener("htmx:sendError", function () {
-    document.getElementById("send-error").textContent = gettext("The server could not be reached; your message is still in the box. Send again when the connection is back.");
   });
 })();

@@ -191,9 +191,9 @@ def test_delete_asks_then_undo_brings_it_back(demo_provider, cast, page_for, art
     assert asked and "You can undo this" in asked[0]
     page.wait_for_selector("[data-role=undo]")
     assert page.locator("#conversation-list a").count() == 0
-    assert Conversation.objects.get(owner=cast["alice"]).deleted_at is not None
+    assert Conversation.objects.get(owner=cast["alice"], title="a conversation to delete").deleted_at is not None
     shoot(page, artifacts, "deleted-undo")
     with page.expect_navigation():
         page.click("[data-role=undo-delete]")
     page.wait_for_selector("#messages [data-role=answer]")
-    assert Conversation.objects.get(owner=cast["alice"]).deleted_at is None
+    assert Conversation.objects.get(owner=cast["alice"], title="a conversation to delete").deleted_at is None

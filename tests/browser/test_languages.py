@@ -84,7 +84,9 @@ def shoot(page, artifacts, name: str) -> None:
 
 def test_the_chat_page_in_chinese_with_its_live_parts(cast, demo_tools, zh_page_for, artifacts, settings):
     page = zh_page_for("alice")
-    expect(page.locator("textarea#message")).to_have_attribute("placeholder", "输入消息（Enter 发送，Shift+Enter 换行）")
+    expect(page.locator("textarea#message")).to_have_attribute(
+        "placeholder", "输入消息（Enter 发送，Shift+Enter 换行；拖入或粘贴文件即可附加）"
+    )
     page.fill("#message", REQUEST)
     page.press("#message", "Enter")
     page.wait_for_url("**/c/*/")

@@ -85,36 +85,38 @@ def test_a_send_that_never_reaches_the_server_takes_its_question_away(cast, demo
     assert not Run.objects.filter(conversation=convo).exists()
 
 
-def test_a_first_message_shows_at_once_on_the_home_page_and_then_in_its_conversation(
+def test_a_first_message_from_the_home_page_shows_at_once_in_place_of_the_greeting(
     cast, demo_provider, page_for
 ):
     page = page_for("alice", "alice-pass", {"width": 1440, "height": 900})
     page.goto("/")
+    expect(page.locator("#ws-state")).to_have_attribute("data-state", "live", timeout=30_000)
     held: list = []
-    page.route("**/c/start/", lambda route: held.append(route))
-    page.fill("#start-composer textarea", "hello from the home page")
-    page.click("#start-composer button[type=submit]")
-    pending = page.locator(".start [data-role=pending-question]")
-    expect(pending).to_have_count(1)
-    expect(pending).to_contain_text("hello from the home page")
-    assert held and not Conversation.objects.filter(owner=cast["alice"]).exists()
+    page.route("**/send/", lambda route: held.append(route))
+    welcome = page.locator("[data-role=welcome]")
+    expect(welcome).to_be_visible()
+    press_send(page, held, "hello from the home page")
+    expect(page.locator(PENDING)).to_contain_text("hello from the home page")
+    expect(welcome).to_be_hidden()  # the question takes the greeting's place at once
+    assert not Message.objects.filter(conversation__owner=cast["alice"]).exists()
     held[0].continue_()
-    page.wait_for_url("**/c/*/")
     expect(page.locator("#messages [data-role=question]")).to_have_text("hello from the home page")
-    expect(page.locator("[data-role=pending-question]")).to_have_count(0)
+    expect(page.locator(PENDING)).to_have_count(0)
 
 
-def test_a_refused_first_message_takes_its_question_away_on_the_home_page(cast, demo_provider, page_for):
+def test_a_refused_first_message_gives_the_greeting_back_and_keeps_the_text(cast, demo_provider, page_for):
     page = page_for("alice", "alice-pass")
     page.goto("/")
+    expect(page.locator("#ws-state")).to_have_attribute("data-state", "live", timeout=30_000)
     long_text = "x" * 120_000
     held: list = []
-    page.route("**/c/start/", lambda route: held.append(route))
-    page.fill("#start-composer textarea", long_text)
-    page.click("#start-composer button[type=submit]")
-    expect(page.locator("[data-role=pending-question]")).to_have_count(1)
+    page.route("**/send/", lambda route: held.append(route))
+    press_send(page, held, long_text)
+    expect(page.locator("[data-role=welcome]")).to_be_hidden()
     held[0].continue_()
     expect(page.locator("#send-error")).to_contain_text("the limit is 100,000 bytes", timeout=15_000)
-    expect(page.locator("[data-role=pending-question]")).to_have_count(0)
-    assert page.input_value("#start-composer textarea") == long_text
+    expect(page.locator(PENDING)).to_have_count(0)
+    expect(page.locator("[data-role=welcome]")).to_be_visible()
+    assert page.input_value("#message") == long_text
+    assert page.url.endswith("/")  # nothing was started: the address stays the home page's
     assert not Run.objects.filter(conversation__owner=cast["alice"]).exists()

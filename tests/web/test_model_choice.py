@@ -1,13 +1,13 @@
 """Choosing a model: one explicit default (an admin flag, exactly one), nothing becomes the default by
-being added, the menu applies on change and names what "Default" is, the home page's box starts a
-conversation."""
+being added, the menu applies on change and names what "Default" is, the home page offers the demo's
+scenarios."""
 
 from __future__ import annotations
 
 import pytest
 from django.test import Client
 
-from chatapp.models import Conversation, ProviderConfig, Run
+from chatapp.models import Conversation, ProviderConfig
 from chatapp.services.errors import ProviderUnavailable
 from chatapp.services.providers import default_provider, ensure_env_providers
 
@@ -75,22 +75,9 @@ def test_the_menu_names_the_default_and_applies_on_change(alice, cast):
     assert refused.status_code == 422 and "is not offered by Other model" in refused.content.decode()
 
 
-def test_the_home_box_starts_a_conversation_and_refuses_an_empty_one(
-    alice, cast, django_capture_on_commit_callbacks
-):
-    empty = alice.post("/c/start/", {"message": "  "}, HTTP_HX_REQUEST="true")
-    assert empty.status_code == 422 and "empty" in empty.content.decode()
-    assert not Conversation.objects.filter(owner=cast["alice"]).exists()
-    with django_capture_on_commit_callbacks(execute=False):
-        response = alice.post("/c/start/", {"message": "hello"}, HTTP_HX_REQUEST="true")
-    convo = Conversation.objects.get(owner=cast["alice"])
-    assert response.status_code == 204 and response["HX-Redirect"] == f"/c/{convo.pk}/"
-    assert Run.objects.get(conversation=convo).status == "queued"
-
-
 def test_the_home_page_offers_the_seed_scenarios_in_demo_mode(alice, settings):
     settings.DEMO_MODE = True
     page = alice.get("/").content.decode()
-    assert 'id="start-composer"' in page and "查询最新注册的两个用户" in page
+    assert 'data-role="welcome"' in page and "查询最新注册的两个用户" in page
     settings.DEMO_MODE = False
     assert "查询最新注册的两个用户" not in alice.get("/").content.decode()

@@ -1,0 +1,98 @@
+"""The home page is the user's draft conversation, live from the start: its first message is an
+ordinary send (no trip to a new page), after which the address becomes the conversation's and the home
+page hands out a new draft."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from chatapp.models import Conversation, Message, Run
+
+
+@pytest.fixture
+def alice(cast):
+    client = Client()
+    client.force_login(cast["alice"])
+    return client
+
+
+def draft_of(cast) -> Conversation:
+    return Conversation.objects.get(owner=cast["alice"], messages__isnull=True)
+
+
+def test_the_home_page_is_the_draft_conversation_with_its_socket_and_greeting(alice, cast):
+    html = alice.get("/").content.decode()
+    draft = draft_of(cast)
+    assert f'data-ws-path="/ws/conversations/{draft.pk}/"' in html  # chat.js opens it on load
+    assert f'hx-post="/c/{draft.pk}/send/"' in html
+    assert 'data-role="welcome"' in html and "<title>clearloop</title>" in html
+    assert "No conversations yet" in html  # the draft is not listed
+    alice.get("/")
+    assert Conversation.objects.filter(owner=cast["alice"]).count() == 1  # the same draft again
+
+
+def test_the_first_message_from_home_pushes_the_conversations_address_and_names_it(
+    alice, cast, django_capture_on_commit_callbacks
+):
+    alice.get("/")
+    draft = draft_of(cast)
+    with django_capture_on_commit_callbacks(execute=False):
+        response = alice.post(
+            f"/c/{draft.pk}/send/",
+            {"message": "Quarterly sales"},
+            HTTP_HX_REQUEST="true",
+            HTTP_HX_CURRENT_URL="http://testserver/",
+        )
+    html = response.content.decode()
+    assert response.status_code == 200 and response["HX-Push-Url"] == f"/c/{draft.pk}/"
+    assert "<title>Quarterly sales · clearloop</title>" in html  # htmx sets the document's title
+    assert 'hx-swap-oob="true"' in html and f'<a href="/c/{draft.pk}/">Quarterly sales</a>' in html
+    assert Run.objects.get(conversation=draft).status == "queued"
+    # Home now hands out a new draft; the started conversation is listed there.
+    home = alice.get("/").content.decode()
+    assert draft_of(cast).pk != draft.pk and f'<a href="/c/{draft.pk}/">Quarterly sales</a>' in home
+
+
+def test_a_send_on_the_conversations_own_page_pushes_nothing(alice, cast, django_capture_on_commit_callbacks):
+    alice.get("/")
+    draft = draft_of(cast)
+    with django_capture_on_commit_callbacks(execute=False):
+        response = alice.post(
+            f"/c/{draft.pk}/send/",
+            {"message": "hello"},
+            HTTP_HX_REQUEST="true",
+            HTTP_HX_CURRENT_URL=f"http://testserver/c/{draft.pk}/",
+        )
+    assert response.status_code == 200 and "HX-Push-Url" not in response
+
+
+def test_an_empty_first_message_is_refused_and_the_draft_stays_a_draft(alice, cast):
+    alice.get("/")
+    draft = draft_of(cast)
+    refused = alice.post(
+        f"/c/{draft.pk}/send/",
+        {"message": "  "},
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_CURRENT_URL="http://testserver/",
+    )
+    assert refused.status_code == 422 and "empty" in refused.content.decode()
+    assert "HX-Push-Url" not in refused
+    assert not Message.objects.filter(conversation=draft).exists()
+    assert 'data-role="welcome"' in alice.get("/").content.decode() and draft_of(cast).pk == draft.pk
+
+
+def test_a_conversation_with_an_exchange_has_no_greeting(alice, cast, django_capture_on_commit_callbacks):
+    alice.get("/")
+    draft = draft_of(cast)
+    with django_capture_on_commit_callbacks(execute=False):
+        alice.post(f"/c/{draft.pk}/send/", {"message": "hi"}, HTTP_HX_REQUEST="true")
+    html = alice.get(f"/c/{draft.pk}/").content.decode()
+    assert 'data-role="welcome"' not in html and "<title>hi · clearloop</title>" in html
+
+
+def test_an_auditor_is_sent_to_the_audit_pages_and_gets_no_draft(cast):
+    client = Client()
+    client.force_login(cast["otto"])
+    assert client.get("/")["Location"] == "/audit/"
+    assert not Conversation.objects.filter(owner=cast["otto"]).exists()
