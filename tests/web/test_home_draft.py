@@ -5,9 +5,10 @@ page hands out a new draft."""
 from __future__ import annotations
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from chatapp.models import Conversation, Message, Run
+from chatapp.models import Conversation, Message, ProviderConfig, Run, Upload
 
 
 @pytest.fixture
@@ -96,3 +97,35 @@ def test_an_auditor_is_sent_to_the_audit_pages_and_gets_no_draft(cast):
     client.force_login(cast["otto"])
     assert client.get("/")["Location"] == "/audit/"
     assert not Conversation.objects.filter(owner=cast["otto"]).exists()
+
+
+def test_a_model_chosen_and_a_file_uploaded_on_the_home_page_go_with_the_first_message(
+    alice, cast, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    settings.WORKSPACE_ROOT = tmp_path / "workspaces"
+    ProviderConfig.objects.create(
+        name="other", label="Other", base_url="http://127.0.0.1:9/v1", model="other-m"
+    )
+    alice.get("/")
+    draft = draft_of(cast)
+    chosen = alice.post(f"/c/{draft.pk}/settings/", {"provider": "other"}, HTTP_HX_REQUEST="true")
+    assert chosen.status_code == 200 and "Other · other-m" in chosen.content.decode()
+    uploaded = alice.post(
+        f"/c/{draft.pk}/files/upload/", {"file": [SimpleUploadedFile("notes.csv", b"a,b\n1,2\n")]}
+    )
+    assert uploaded.status_code == 200
+    upload_id = uploaded.json()["files"][0]["id"]
+    # The page the user is on is still this draft: its first message goes there, with the file.
+    with django_capture_on_commit_callbacks(execute=False):
+        response = alice.post(
+            f"/c/{draft.pk}/send/",
+            {"message": "summarise notes.csv", "attachment": [str(upload_id)]},
+            HTTP_HX_REQUEST="true",
+            HTTP_HX_CURRENT_URL="http://testserver/",
+        )
+    assert response.status_code == 200 and response["HX-Push-Url"] == f"/c/{draft.pk}/"
+    run = Run.objects.get(conversation=draft)
+    assert run.provider_name == "other"
+    assert list(Upload.objects.filter(message=run.user_message).values_list("name", flat=True)) == [
+        "notes.csv"
+    ]
