@@ -45,6 +45,7 @@ if __package__ in (None, ""):
 from bench.browser.client import BrowserUser  # noqa: E402
 from bench.browser.run import Target  # noqa: E402
 from bench.browser.upstream import expected_text  # noqa: E402
+from bench.page.opening import measure_open, print_open  # noqa: E402
 from chatapp.devstack import free_port, port_open, wait_for  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,7 +79,7 @@ class Stack:
         self.target = Target("page", ROOT, args.mode, 1, None, self.up_base + "/v1", self.data_root / "page")
         # The home page's box starts conversations with the default model: the fake upstream's.
         self.target.extra_env["CLEARLOOP_DEFAULT_PROVIDER"] = "bench"
-        self.target.start(max(args.load) + 1, fresh_db=True)
+        self.target.start(max(args.load, default=0) + 1, fresh_db=True)
 
     def stamps(self) -> dict[str, Any]:
         return httpx.get(self.up_base + "/stamps", timeout=30).json()
@@ -323,6 +324,9 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 result = await measure_load(browser, stack, load, args)
                 report["results"].append(result)
                 print_report(result)
+            if args.open:
+                report["open"] = await measure_open(browser, stack, args.open, args.open_loads, args.timeout)
+                print_open(report["open"])
             await browser.close()
     finally:
         stack.stop()
@@ -342,12 +346,19 @@ def main() -> None:
         default=0,
         help="also N first messages from the home page's box (new conversations)",
     )
+    parser.add_argument(
+        "--open",
+        type=int,
+        default=0,
+        help="also open a conversation of N exchanges (--open-loads times): the browser's time",
+    )
+    parser.add_argument("--open-loads", type=int, default=10)
     parser.add_argument("--mode", choices=("demo", "prod"), default="prod")
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--requests", action="store_true", help="print the requests each page send made")
     parser.add_argument("--out", default="")
     args = parser.parse_args()
-    args.load = [int(x) for x in args.load.split(",")]
+    args.load = [int(x) for x in args.load.split(",") if x.strip()]
     report = asyncio.run(main_async(args))
     out = (
         Path(args.out)
