@@ -39,6 +39,11 @@ class Bar:
     tick_x: float = 0.0
 
 
+def no_bars() -> dict:
+    """The chart of a conversation without rounds (nothing drawn)."""
+    return {"bars": [], "width": WIDTH, "height": HEIGHT}
+
+
 def usage_bars(conversation: Conversation) -> dict:
     rounds = list(
         Round.objects.filter(run__conversation=conversation)
@@ -46,7 +51,7 @@ def usage_bars(conversation: Conversation) -> dict:
         .values("run_id", "index", "usage", "cost", "cost_note")
     )
     if not rounds:
-        return {"bars": [], "width": WIDTH, "height": HEIGHT}
+        return no_bars()
     usages = [r["usage"] or {} for r in rounds]
     totals = [(u.get("prompt_tokens") or 0, u.get("completion_tokens") or 0) for u in usages]
     peak = max(p + c for p, c in totals) or 1
