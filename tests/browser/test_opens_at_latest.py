@@ -7,30 +7,14 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from chatapp.models import Conversation, Message, Run
+from chatapp.models import Conversation, Run
+from tests.exchanges import answered
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def long_conversation(owner, exchanges: int = 12) -> tuple[Conversation, list[Run]]:
-    convo = Conversation.objects.create(owner=owner, title="a long one")
-    runs: list[Run] = []
-    previous = None
-    for i in range(exchanges):
-        question = Message.objects.create(
-            conversation=convo, role="user", content=f"question {i}", payload={}, parent_run=previous
-        )
-        run = Run.objects.create(
-            conversation=convo, user_message=question, provider_name="demo", model="m", status="succeeded"
-        )
-        answer = f"answer {i}: " + "a rather long line of words " * 40
-        Message.objects.create(conversation=convo, run=run, role="assistant", content=answer, payload={})
-        question.run = previous = run
-        question.save(update_fields=["run"])
-        runs.append(run)
-    convo.active_run = previous
-    convo.save(update_fields=["active_run"])
-    return convo, runs
+def long_conversation(owner) -> tuple[Conversation, list[Run]]:
+    return answered(owner, 12, answer=lambda i: f"answer {i}: " + "a rather long line of words " * 40)
 
 
 def test_a_long_conversation_opens_at_its_latest_exchange_and_the_box(

@@ -22,6 +22,17 @@ def draft_of(cast) -> Conversation:
     return Conversation.objects.get(owner=cast["alice"], messages__isnull=True)
 
 
+def send_from(client, convo: Conversation, address: str, capture, **form):
+    """A send from the page at ``address`` (htmx names it), its run left unqueued."""
+    with capture(execute=False):
+        return client.post(
+            f"/c/{convo.pk}/send/",
+            form,
+            HTTP_HX_REQUEST="true",
+            HTTP_HX_CURRENT_URL=f"http://testserver{address}",
+        )
+
+
 def test_the_home_page_is_the_draft_conversation_with_its_socket_and_greeting(alice, cast):
     html = alice.get("/").content.decode()
     draft = draft_of(cast)
@@ -38,13 +49,7 @@ def test_the_first_message_from_home_pushes_the_conversations_address_and_names_
 ):
     alice.get("/")
     draft = draft_of(cast)
-    with django_capture_on_commit_callbacks(execute=False):
-        response = alice.post(
-            f"/c/{draft.pk}/send/",
-            {"message": "Quarterly sales"},
-            HTTP_HX_REQUEST="true",
-            HTTP_HX_CURRENT_URL="http://testserver/",
-        )
+    response = send_from(alice, draft, "/", django_capture_on_commit_callbacks, message="Quarterly sales")
     html = response.content.decode()
     assert response.status_code == 200 and response["HX-Push-Url"] == f"/c/{draft.pk}/"
     assert "<title>Quarterly sales · clearloop</title>" in html  # htmx sets the document's title
@@ -58,25 +63,16 @@ def test_the_first_message_from_home_pushes_the_conversations_address_and_names_
 def test_a_send_on_the_conversations_own_page_pushes_nothing(alice, cast, django_capture_on_commit_callbacks):
     alice.get("/")
     draft = draft_of(cast)
-    with django_capture_on_commit_callbacks(execute=False):
-        response = alice.post(
-            f"/c/{draft.pk}/send/",
-            {"message": "hello"},
-            HTTP_HX_REQUEST="true",
-            HTTP_HX_CURRENT_URL=f"http://testserver/c/{draft.pk}/",
-        )
+    response = send_from(alice, draft, f"/c/{draft.pk}/", django_capture_on_commit_callbacks, message="hello")
     assert response.status_code == 200 and "HX-Push-Url" not in response
 
 
-def test_an_empty_first_message_is_refused_and_the_draft_stays_a_draft(alice, cast):
+def test_an_empty_first_message_is_refused_and_the_draft_stays_a_draft(
+    alice, cast, django_capture_on_commit_callbacks
+):
     alice.get("/")
     draft = draft_of(cast)
-    refused = alice.post(
-        f"/c/{draft.pk}/send/",
-        {"message": "  "},
-        HTTP_HX_REQUEST="true",
-        HTTP_HX_CURRENT_URL="http://testserver/",
-    )
+    refused = send_from(alice, draft, "/", django_capture_on_commit_callbacks, message="  ")
     assert refused.status_code == 422 and "empty" in refused.content.decode()
     assert "HX-Push-Url" not in refused
     assert not Message.objects.filter(conversation=draft).exists()
@@ -86,8 +82,7 @@ def test_an_empty_first_message_is_refused_and_the_draft_stays_a_draft(alice, ca
 def test_a_conversation_with_an_exchange_has_no_greeting(alice, cast, django_capture_on_commit_callbacks):
     alice.get("/")
     draft = draft_of(cast)
-    with django_capture_on_commit_callbacks(execute=False):
-        alice.post(f"/c/{draft.pk}/send/", {"message": "hi"}, HTTP_HX_REQUEST="true")
+    send_from(alice, draft, f"/c/{draft.pk}/", django_capture_on_commit_callbacks, message="hi")
     html = alice.get(f"/c/{draft.pk}/").content.decode()
     assert 'data-role="welcome"' not in html and "<title>hi · clearloop</title>" in html
 
@@ -116,13 +111,14 @@ def test_a_model_chosen_and_a_file_uploaded_on_the_home_page_go_with_the_first_m
     assert uploaded.status_code == 200
     upload_id = uploaded.json()["files"][0]["id"]
     # The page the user is on is still this draft: its first message goes there, with the file.
-    with django_capture_on_commit_callbacks(execute=False):
-        response = alice.post(
-            f"/c/{draft.pk}/send/",
-            {"message": "summarise notes.csv", "attachment": [str(upload_id)]},
-            HTTP_HX_REQUEST="true",
-            HTTP_HX_CURRENT_URL="http://testserver/",
-        )
+    response = send_from(
+        alice,
+        draft,
+        "/",
+        django_capture_on_commit_callbacks,
+        message="summarise notes.csv",
+        attachment=[str(upload_id)],
+    )
     assert response.status_code == 200 and response["HX-Push-Url"] == f"/c/{draft.pk}/"
     run = Run.objects.get(conversation=draft)
     assert run.provider_name == "other"

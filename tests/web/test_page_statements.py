@@ -10,23 +10,13 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from chatapp.models import Conversation, Message, Round, Run, RunEvent, ToolCall
+from tests.exchanges import answered
 
 pytestmark = pytest.mark.django_db
 
 
 def conversation_of(owner, exchanges: int) -> Conversation:
-    convo = Conversation.objects.create(owner=owner, title=f"{exchanges} exchanges")
-    previous = None
-    for i in range(exchanges):
-        question = Message.objects.create(
-            conversation=convo, role="user", content=f"question {i}", payload={}, parent_run=previous
-        )
-        run = Run.objects.create(
-            conversation=convo, user_message=question, provider_name="demo", model="m", status="succeeded"
-        )
-        Message.objects.create(
-            conversation=convo, run=run, role="assistant", content=f"answer **{i}**", payload={}
-        )
+    def rows(run: Run, i: int) -> None:
         Round.objects.create(
             run=run, index=0, kind="normal", provider_name="demo", model="m", request={}, response={}
         )
@@ -36,15 +26,13 @@ def conversation_of(owner, exchanges: int) -> Conversation:
         RunEvent.objects.create(
             run=run, seq=1, type="round_started", payload={"round_index": 0}, durable=False
         )
-        question.run = previous = run
-        question.save(update_fields=["run"])
+
+    convo, runs = answered(owner, exchanges, each=rows)
     # An edited first question and a regenerated last answer: the ‹ i/n › switches are read too.
     Message.objects.create(conversation=convo, role="user", content="question 0, edited", payload={})
     Run.objects.create(
-        conversation=convo, user_message=previous.user_message, provider_name="demo", model="m"
+        conversation=convo, user_message=runs[-1].user_message, provider_name="demo", model="m"
     )
-    convo.active_run = previous
-    convo.save(update_fields=["active_run"])
     return convo
 
 
