@@ -36,6 +36,11 @@ def listed(user: Any) -> QuerySet[Conversation]:
     )
 
 
+def is_started(convo: Conversation) -> bool:
+    """``convo`` has a message: it is no longer a draft."""
+    return Message.objects.filter(conversation=convo).exists()
+
+
 def is_on_top(user: Any, convo: Conversation) -> bool:
     """``convo`` is first in the owner's list. Only the conversations updated since it are candidates
     (the owner's recent-first index): the question does not read the user's whole list, which it did

@@ -143,6 +143,8 @@ def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
     on_top = conversations_service.is_on_top(request.user, convo)
     title = convo.title
     attachments = _ids(request.POST.getlist("attachment"))
+    if request.POST.get("draft") and not attachments and conversations_service.is_started(convo):
+        return _start_in_new_draft(request, text)
     try:
         run = start_run(convo, text, attachments=attachments)
     except ChatError as error:
@@ -150,6 +152,21 @@ def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
     changed = not on_top or convo.title != title
     response = _exchange(request, convo, run, list_changed=changed, with_files=bool(attachments))
     _push_address(request, convo, response)
+    return response
+
+
+def _start_in_new_draft(request: HttpRequest, text: str) -> HttpResponse:
+    """The page was the user's draft (the home page) and another tab started it meanwhile: a first
+    message from a draft page starts a conversation of its own, as the home page promises, instead of
+    following up (or, while it answers, being refused by) the other tab's. Files uploaded on the page
+    are in that conversation's workspace, so a message with attachments goes there as sent."""
+    try:
+        convo = conversations_service.draft_for(request.user)
+        start_run(convo, text)
+    except ChatError as error:
+        return _refused(request, error)
+    response = HttpResponse(status=204)
+    response["HX-Redirect"] = reverse("conversation", args=[convo.pk])
     return response
 
 

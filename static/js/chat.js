@@ -302,6 +302,9 @@
     const run = frame.run;
     if (!run || !frame.seq) { return; }
     if (frame.seq <= (lastSeq[run] || 0)) return;
+    // A draft's page (the home page) that has sent nothing: the run was started from another tab, which
+    // took this draft. This page stays a fresh start (its first message starts a conversation of its own).
+    if (!runEl(run) && chat.hasAttribute("data-draft") && !document.querySelector("#messages > article")) return;
     (held[run] = held[run] || {})[frame.seq] = frame;
     if (!runEl(run)) { fetchShell(run); return; }
     drain(run);
@@ -438,6 +441,8 @@
         const box = document.getElementById("message"); if (box) box.value = "";
         const pending = document.getElementById("pending-attachments"); if (pending) pending.textContent = "";
         const err = document.getElementById("send-error"); if (err) err.textContent = "";
+        // Sent: the page's conversation is started, its next message a follow-up (views/chat.py send).
+        const draft = composer.querySelector("input[name=draft]"); if (draft) draft.remove();
       }
     });
   }

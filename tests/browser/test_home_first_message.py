@@ -79,3 +79,46 @@ def test_a_second_message_from_home_starts_a_second_conversation(cast, demo_prov
         "first one",
         "second one",
     ]
+
+
+# Every frame a page's sockets receive, recorded before the page's own listeners run (an init script).
+RECORD_FRAMES = """
+(() => {
+  window.__frames = [];
+  const Native = window.WebSocket;
+  window.WebSocket = function (url, protocols) {
+    const socket = protocols === undefined ? new Native(url) : new Native(url, protocols);
+    socket.addEventListener("message", (event) => window.__frames.push(String(event.data)));
+    return socket;
+  };
+  window.WebSocket.prototype = Native.prototype;
+  Object.assign(window.WebSocket, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });
+})();
+"""
+
+
+def test_two_home_tabs_each_start_their_own_conversation(cast, demo_provider, page_for):
+    tab_a = open_home(page_for)
+    tab_b = tab_a.context.new_page()
+    tab_b.add_init_script(RECORD_FRAMES)
+    tab_b.goto("/")
+    expect(tab_b.locator("#ws-state")).to_have_attribute("data-state", "live", timeout=30_000)
+    draft = tab_a.locator("#chat").get_attribute("data-conversation")
+    assert tab_b.locator("#chat").get_attribute("data-conversation") == draft  # one draft, two tabs
+
+    tab_a.fill("#message", "from tab A")
+    tab_a.press("#message", "Enter")
+    expect(tab_a.locator("[data-role=answer]")).to_contain_text("from tab A", timeout=60_000)
+    # Tab B's socket follows the same conversation and hears the whole run (the page's listeners ran
+    # on each frame before this sees it); its page shows none of it and stays a fresh start.
+    tab_b.wait_for_function("() => window.__frames.some(f => f.includes('\"run_finished\"'))", timeout=60_000)
+    expect(tab_b.locator("#messages > article")).to_have_count(0)
+    expect(tab_b.locator("[data-role=welcome]")).to_be_visible()
+
+    tab_b.fill("#message", "from tab B")
+    tab_b.press("#message", "Enter")
+    tab_b.wait_for_url("**/c/*/")
+    expect(tab_b.locator("[data-role=answer]")).to_contain_text("from tab B", timeout=60_000)
+    assert tab_b.locator("#chat").get_attribute("data-conversation") != draft
+    questions = sorted(Message.objects.filter(role="user").values_list("conversation_id", "content"))
+    assert [c for _, c in questions] == ["from tab A", "from tab B"] and questions[0][0] != questions[1][0]

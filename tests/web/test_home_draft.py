@@ -125,3 +125,21 @@ def test_a_model_chosen_and_a_file_uploaded_on_the_home_page_go_with_the_first_m
     assert list(Upload.objects.filter(message=run.user_message).values_list("name", flat=True)) == [
         "notes.csv"
     ]
+
+
+def test_a_first_message_from_a_draft_another_tab_started_starts_its_own_conversation(
+    alice, cast, django_capture_on_commit_callbacks
+):
+    alice.get("/")  # two tabs on the home page: the same draft
+    draft = draft_of(cast)
+    first = send_from(alice, draft, "/", django_capture_on_commit_callbacks, message="from tab A", draft="1")
+    assert first.status_code == 200  # still a draft: the message goes there
+    second = send_from(alice, draft, "/", django_capture_on_commit_callbacks, message="from tab B", draft="1")
+    mine = Conversation.objects.get(owner=cast["alice"], messages__content="from tab B")
+    assert second.status_code == 204 and second["HX-Redirect"] == f"/c/{mine.pk}/"
+    assert mine.pk != draft.pk and list(draft.messages.values_list("content", flat=True)) == ["from tab A"]
+    # A follow-up (the page dropped its draft flag with the first send) stays in the conversation.
+    Run.objects.filter(conversation=mine).update(status="succeeded")
+    again = send_from(alice, mine, f"/c/{mine.pk}/", django_capture_on_commit_callbacks, message="more")
+    assert again.status_code == 200
+    assert list(mine.messages.filter(role="user").values_list("content", flat=True)) == ["from tab B", "more"]
