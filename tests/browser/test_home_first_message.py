@@ -63,6 +63,7 @@ def test_the_first_message_is_answered_on_the_home_page_without_loading_another(
 
 def test_a_second_message_from_home_starts_a_second_conversation(cast, demo_provider, page_for, artifacts):
     page = open_home(page_for, {"width": 375, "height": 812}, dark=True)
+    expect(page.locator("#composer button[type=submit]")).to_be_in_viewport(ratio=1)  # Send, no scrolling
     page.screenshot(path=str(artifacts / "home-375-dark.png"))
     page.fill("#message", "first one")
     page.press("#message", "Enter")
