@@ -38,3 +38,44 @@ def test_an_address_naming_an_exchange_opens_there(cast, demo_provider, page_for
     expect(page.locator("#ws-state")).to_have_attribute("data-state", "live", timeout=30_000)
     expect(page.locator(f"#run-{runs[1].pk}")).to_be_in_viewport()
     expect(page.locator("#message")).not_to_be_in_viewport()
+
+
+def test_at_the_bottom_the_page_follows_the_question_and_its_answer(cast, demo_provider, page_for):
+    # Chromium's scroll anchoring does this (measured: the box stays put as the exchange grows above it);
+    # the test keeps it so (an `overflow-anchor: none` or a scroll of our own would break it).
+    convo, runs = long_conversation(cast["alice"])
+    page = page_for("alice", "alice-pass", {"width": 1440, "height": 900})
+    page.goto(f"/c/{convo.pk}/")
+    expect(page.locator("#ws-state")).to_have_attribute("data-state", "live", timeout=30_000)
+    page.fill("#message", "tell me more " * 30)
+    page.press("#message", "Enter")
+    page.evaluate("document.activeElement.blur()")  # focus elsewhere, as after a click on the page
+    answer = page.locator("#messages [data-run]").last.locator("[data-role=answer]")
+    expect(answer).to_contain_text("tell me more", timeout=60_000)
+    expect(page.locator("#message")).to_be_in_viewport()  # the box did not slide below the screen
+    expect(answer).to_be_in_viewport()
+
+
+def test_scrolled_up_to_read_the_page_stays_while_an_answer_streams(cast, demo_provider, page_for):
+    convo, runs = long_conversation(cast["alice"])
+    page = page_for("alice", "alice-pass", {"width": 1440, "height": 900})
+    page.goto(f"/c/{convo.pk}/")
+    expect(page.locator("#ws-state")).to_have_attribute("data-state", "live", timeout=30_000)
+    # Up to the first exchange; resolved once the page has handled the scroll.
+    page.evaluate(
+        "() => new Promise(done => { addEventListener('scroll', () => requestAnimationFrame(done), {once: true});"
+        " scrollTo(0, 0); })"
+    )
+    # A question sent from elsewhere (another tab): its exchange arrives on this page through the socket.
+    token = page.evaluate("() => JSON.parse(document.body.getAttribute('hx-headers'))['X-CSRFToken']")
+    sent = page.request.post(
+        f"/c/{convo.pk}/send/",
+        form={"message": "from another tab"},
+        headers={"X-CSRFToken": token, "HX-Request": "true", "HX-Current-URL": page.url},
+    )
+    assert sent.status == 200
+    run = Run.objects.exclude(pk__in=[r.pk for r in runs]).get(conversation=convo)
+    expect(page.locator(f"#run-{run.pk} [data-role=answer]")).to_contain_text(
+        "from another tab", timeout=60_000
+    )
+    assert page.evaluate("scrollY") == 0
