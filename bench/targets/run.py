@@ -9,7 +9,7 @@ Which file holds the figures of record for each target is written down in `bench
 from file times: a clone gives every file the same time. A flag names another file instead.
 
     .venv/bin/python -m bench targets            # the files of record (bench/results/current.json)
-    .venv/bin/python -m bench.targets.run [--browser F] [--stop-idle F] [--capacity F] [--capacity-1000 F] [--runs F] [--scale F] [--failures F ...]
+    .venv/bin/python -m bench.targets.run [--browser F] [--stop-idle F] [--capacity F] [--capacity-1000 F] [--runs F] [--scale F] [--page F] [--failures F ...]
 """
 
 from __future__ import annotations
@@ -301,6 +301,30 @@ def idle_stop_lines(doc: dict[str, Any], label: str | None) -> Iterator[Line]:
     )
 
 
+def page_lines(doc: dict[str, Any]) -> Iterator[str]:
+    """What a person sees, from ``bench/page`` (Chromium on the same topology): not one of the issue's
+    targets, which are the protocol client's, but the same wait from the click, beside that client."""
+    for result in doc.get("results", []):
+        rows = result["rows"]
+        page, client = rows.get("page (painted)", {}), rows.get("client", {})
+        home = rows.get("home page (painted)", {})
+        text = (
+            f"  page, {result['load']} other users streaming: own message painted p50 {fmt(page.get('echo_50'), 'ms')},"
+            f" added TTFT painted p50 / p95 {fmt(page.get('added_ttft_50'), 'ms')} / {fmt(page.get('added_ttft_95'), 'ms')}"
+            f" (protocol client {fmt(client.get('added_ttft_50'), 'ms')} / {fmt(client.get('added_ttft_95'), 'ms')})"
+        )
+        if home:
+            text += f"; a first message from the home page {fmt(home.get('added_ttft_50'), 'ms')} p50"
+        yield text
+    opened = doc.get("open")
+    if opened:
+        p50 = opened["p50"]
+        yield (
+            f"  page, opening {opened['exchanges']} exchanges: first byte {fmt(p50['response'], 'ms')},"
+            f" DOMContentLoaded {fmt(p50['dcl'], 'ms')}, load {fmt(p50['load'], 'ms')} (p50 of {opened['loads']})"
+        )
+
+
 def shown(path: Path) -> str:
     """A path as the repository names it (the files of record), else as given."""
     root = RESULTS.parent.parent
@@ -332,6 +356,9 @@ def main() -> None:
     parser.add_argument("--capacity", type=Path, default=of_record("capacity"))
     parser.add_argument("--capacity-1000", type=Path, default=of_record("capacity_1000"))
     parser.add_argument("--runs", type=Path, default=of_record("runs"))
+    parser.add_argument(
+        "--page", type=Path, default=of_record("page"), help="bench/page JSON (from the click)"
+    )
     parser.add_argument(
         "--scale", type=Path, default=of_record("scale"), help="browser JSON with targets w1 and w2"
     )
@@ -374,6 +401,12 @@ def main() -> None:
     ]
     for line in with_reasons(lines, manifest().get("reasons", {})):
         print(line.text())
+    if args.page:
+        print(
+            f"from the click, in Chromium ({shown(args.page)}; what a person sees, not one of the targets):"
+        )
+        for text in page_lines(load(args.page)):
+            print(text)
 
 
 if __name__ == "__main__":

@@ -75,3 +75,14 @@ def test_a_file_named_on_the_command_line_wins(tmp_path):
     assert " 3 " in lost and "NOT met" in lost
     lag = next(line for line in lines if line.startswith("4. 200 runs x 20 tok/s: p99 token lag"))
     assert "50.0 ms" in lag and lag.rstrip().endswith("met")
+
+
+def test_the_page_from_the_click_is_printed_beside_the_targets():
+    lines = report()
+    at = lines.index(next(line for line in lines if line.startswith("from the click, in Chromium")))
+    page = lines[at + 1 :]
+    assert target_lines(page) == []  # not counted as targets
+    assert any(
+        "0 other users streaming" in line and "a first message from the home page" in line for line in page
+    )
+    assert any(line.startswith("  page, opening 40 exchanges: first byte") for line in page)
