@@ -1,4 +1,5 @@
-"""Run every benchmark: providers, MCP (if present), the send view, target 5's run in process,
+"""Run every benchmark: providers, MCP (if present), the send view, opening a
+conversation in process, target 5's run in process,
 runs, browser, the page in Chromium. Figures are printed; runs and browser also write JSON.
 
 .venv/bin/python -m bench [providers mcp sendview steprun httpclient runs browser page capacity targets]
@@ -14,6 +15,7 @@ ALL = (
     "providers",
     "mcp",
     "sendview",
+    "pageview",
     "steprun",
     "httpclient",
     "runs",

@@ -4,6 +4,10 @@ GitHub-style extras come from mdit-py-plugins: tables, task lists (disabled chec
 and ``$…$`` / ``$$…$$`` math, which stays as escaped source in ``span.math``/``div.math`` for KaTeX in
 the browser (static/js/rich.js). Mermaid fences stay escaped source in ``code.language-mermaid``.
 Whatever the browser draws is drawn from this sanitised text, never from raw model output.
+
+The HTML of a text is kept (``rendered.py``): it depends on nothing but the text, and rendering a real
+model's answer costs milliseconds (a code block through Pygments ~7 ms), which a conversation page
+paid for every exchange on every open (docs/performance.md, session 26).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
+
+from chatapp import rendered
 
 _ALLOWED_TAGS = {
     "p",
@@ -90,7 +96,12 @@ def _renderer() -> MarkdownIt:
 
 
 def render_markdown(text: str) -> str:
-    html = _renderer().render(text or "")
+    """The sanitised HTML of a model's (or a file's) markdown ``text``, rendered once per process."""
+    return rendered.kept(text or "", _render)
+
+
+def _render(text: str) -> str:
+    html = _renderer().render(text)
     return nh3.clean(
         html,
         tags=_ALLOWED_TAGS,

@@ -211,6 +211,8 @@ DEMO_MODEL_URL = env_url("DEMO_MODEL_URL", f"http://127.0.0.1:{PORT}/demo-llm/v1
 DEMO_MODEL_TOKENS_PER_SECOND = env_float("DEMO_MODEL_TOKENS_PER_SECOND", 40.0, minimum=0)
 DEMO_MCP_PORT = env_int("CLEARLOOP_DEMO_MCP_PORT", 8765, minimum=1)
 MAX_MESSAGE_BYTES = env_int("CLEARLOOP_MAX_MESSAGE_BYTES", 100_000, minimum=1)
+# The rendered markdown each web process keeps (chatapp/rendered.py): about this many MB of HTML.
+MARKDOWN_CACHE_BYTES = env_int("CLEARLOOP_MARKDOWN_CACHE_MB", 32, minimum=0) * 1024 * 1024
 RUN_MAX_DELIVERIES = env_int("CLEARLOOP_RUN_MAX_DELIVERIES", 3, minimum=1)
 RUN_SWEEP_SECONDS = env_int("CLEARLOOP_RUN_SWEEP_SECONDS", 2, minimum=1)
 RUN_QUEUED_GRACE_SECONDS = env_int("CLEARLOOP_RUN_QUEUED_GRACE_SECONDS", 20, minimum=1)
