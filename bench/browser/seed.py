@@ -5,6 +5,9 @@
     python bench/browser/seed.py APP_DIR runs FILE.json          -> {"runs": [id, ...]}
       (FILE: [[conversation id, text], ...]; each is sent as the app's send view does, start_run,
       all in one transaction so their tasks are enqueued in one burst)
+    python bench/browser/seed.py APP_DIR answered FILE.json     -> {"conversation": id}
+      (FILE: {"conversation": id, "answers": [text, ...]}; each answer with its question and its
+      succeeded run written straight to the database, no model: a long conversation to open)
 
 The target tree (``APP_DIR``) goes first on ``sys.path``, so a bench compares two checkouts with one
 client. Users are created with one password hash (copied), sessions directly in the session store:
@@ -83,6 +86,34 @@ def runs(path: str) -> dict:
     return {"runs": ids, "committed": time.time()}  # the tasks are enqueued on this commit
 
 
+def answered(path: str) -> dict:
+    from django.db import transaction
+
+    from chatapp.models import Conversation, Message, Run
+
+    spec = json.loads(open(path, encoding="utf-8").read())
+    convo = Conversation.objects.get(pk=spec["conversation"])
+    previous = None
+    with transaction.atomic():
+        for i, text in enumerate(spec["answers"]):
+            question = Message.objects.create(
+                conversation=convo, role="user", content=f"question {i}", payload={}, parent_run=previous
+            )
+            run = Run.objects.create(
+                conversation=convo,
+                user_message=question,
+                provider_name="bench",
+                model="fake-model",
+                status="succeeded",
+            )
+            Message.objects.create(conversation=convo, run=run, role="assistant", content=text, payload={})
+            question.run = previous = run
+            question.save(update_fields=["run"])
+        convo.active_run = previous
+        convo.save(update_fields=["active_run"])
+    return {"conversation": convo.pk}
+
+
 def main() -> None:
     app_dir, command, *args = sys.argv[1:]
     sys.path.insert(0, app_dir)
@@ -98,6 +129,8 @@ def main() -> None:
         result = conversations([int(x) for x in args[0].split(",") if x])
     elif command == "runs":
         result = runs(args[0])
+    elif command == "answered":
+        result = answered(args[0])
     else:
         raise SystemExit(f"unknown command {command}")
     print("BENCH-JSON " + json.dumps(result))

@@ -5,12 +5,14 @@ parsing, htmx's processing of the page, the scripts (the runs' waterfalls), styl
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
 import httpx
 
 from bench.browser.client import BrowserUser
+from bench.pageview.answers import realistic
 
 # Chromium's own counters for the page (DevTools ``Performance.getMetrics``): the renderer's main
 # thread since the document started, here until its socket is live.
@@ -26,10 +28,18 @@ NAVIGATION = (
 )
 
 
-async def conversation_of(stack: Any, exchanges: int, timeout: float) -> int:
-    """A conversation of the first bench user with ``exchanges`` answered questions (200 tokens each)."""
+async def conversation_of(stack: Any, exchanges: int, timeout: float, answers: str = "plain") -> int:
+    """A conversation of the first bench user with ``exchanges`` answered questions: ``plain``, 200
+    tokens each through the fake upstream; ``realistic``, answers shaped like a real model's
+    (``bench/pageview/answers.py``: code, tables, lists) written straight to the database."""
     t = stack.target
     convo = t.seed("conversations", str(t.users[0][0]))["conversations"][0]
+    if answers == "realistic":
+        spec = stack.data_root / "answered.json"
+        spec.write_text(
+            json.dumps({"conversation": convo, "answers": [realistic(i) for i in range(exchanges)]})
+        )
+        return t.seed("answered", str(spec))["conversation"]
     user = BrowserUser(t.base_url, t.users[0][1], convo, timeout)
     await user.connect()
     async with httpx.AsyncClient(base_url=t.base_url, timeout=timeout) as http:
@@ -60,10 +70,10 @@ async def main_thread(cdp: Any) -> dict[str, float]:
 
 
 async def measure_open(
-    browser: Any, stack: Any, exchanges: int, loads: int, timeout: float
+    browser: Any, stack: Any, exchanges: int, loads: int, timeout: float, answers: str = "plain"
 ) -> dict[str, Any]:
     t = stack.target
-    convo = await conversation_of(stack, exchanges, timeout)
+    convo = await conversation_of(stack, exchanges, timeout, answers)
     base, session = t.base_url, t.users[0][1]
     context = await browser.new_context(viewport={"width": 1440, "height": 900})
     await context.add_cookies([{"name": "sessionid", "value": session, "url": base}])
@@ -77,6 +87,7 @@ async def measure_open(
     keys = list(rows[0])
     return {
         "exchanges": exchanges,
+        "answers": answers,
         "loads": loads,
         "p50": {k: round(sorted(r[k] for r in rows)[len(rows) // 2], 1) for k in keys},
     }
@@ -85,7 +96,8 @@ async def measure_open(
 def print_open(result: dict[str, Any]) -> None:
     p50 = result["p50"]
     print(
-        f"\nopening a conversation of {result['exchanges']} exchanges, p50 of {result['loads']} loads"
+        f"\nopening a conversation of {result['exchanges']} exchanges"
+        f" ({result.get('answers', 'plain')} answers), p50 of {result['loads']} loads"
         f" ({p50['html_kb']:.0f} KB of HTML, {p50['elements']:.0f} elements, {p50['hx']:.0f} htmx requests):"
     )
     print(

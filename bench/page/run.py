@@ -76,7 +76,15 @@ class Stack:
         )
         self.up_base = f"http://127.0.0.1:{port}"
         wait_for(lambda: port_open("127.0.0.1", port), 60, "the fake upstream", self.upstream)
-        self.target = Target("page", ROOT, args.mode, 1, None, self.up_base + "/v1", self.data_root / "page")
+        self.target = Target(
+            "page",
+            Path(args.app).resolve(),
+            args.mode,
+            1,
+            None,
+            self.up_base + "/v1",
+            self.data_root / "page",
+        )
         # The home page's box starts conversations with the default model: the fake upstream's.
         self.target.extra_env["CLEARLOOP_DEFAULT_PROVIDER"] = "bench"
         self.target.start(max(args.load, default=0) + 1, fresh_db=True)
@@ -325,7 +333,9 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 report["results"].append(result)
                 print_report(result)
             if args.open:
-                report["open"] = await measure_open(browser, stack, args.open, args.open_loads, args.timeout)
+                report["open"] = await measure_open(
+                    browser, stack, args.open, args.open_loads, args.timeout, args.open_answers
+                )
                 print_open(report["open"])
             await browser.close()
     finally:
@@ -353,6 +363,13 @@ def main() -> None:
         help="also open a conversation of N exchanges (--open-loads times): the browser's time",
     )
     parser.add_argument("--open-loads", type=int, default=10)
+    parser.add_argument(
+        "--open-answers",
+        choices=("plain", "realistic"),
+        default="plain",
+        help="the opened conversation's answers: the fake upstream's words, or shaped like a real model's",
+    )
+    parser.add_argument("--app", default=str(ROOT), help="the source tree to serve (default: this one)")
     parser.add_argument("--mode", choices=("demo", "prod"), default="prod")
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--requests", action="store_true", help="print the requests each page send made")
