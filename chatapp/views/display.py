@@ -46,6 +46,9 @@ class Exchange:
     # A streaming run's text so far and its last frame's number (the page's socket resumes after it).
     streamed: str = ""
     streamed_seq: int = 0
+    # How tall the answer will roughly be drawn, as a class: an answer off screen is laid out only when
+    # it comes near (content-visibility), and until then takes this height (static/css/app.css).
+    height: str = ""
 
 
 def _exchange(run: Run, include_user: bool, rows: PageRows | None = None) -> Exchange:
@@ -94,7 +97,30 @@ def _exchange(run: Run, include_user: bool, rows: PageRows | None = None) -> Exc
         waiting=waiting_calls(all_calls) if run.is_active else [],
         timeline=timeline(run, rows.events.get(run.pk, []) if rows is not None else None),
         sign_ins=_sign_ins(run) if run.status == Run.Status.AWAITING_SIGN_IN else [],
+        height=drawn_height(answer.content if answer else "", len(all_calls)),
     )
+
+
+# The height classes of static/css/app.css (``.h-s`` ...), each the tallest estimate it stands for.
+HEIGHTS = ((240, "s"), (480, "m"), (960, "l"), (1920, "xl"))
+
+
+def drawn_height(text: str, calls: int) -> str:
+    """A rough class for how tall an answer is drawn on a wide screen: the header and the trace's
+    summary, a line of code ~17 px (code does not wrap), a table row ~36 px, a line of prose ~24 px per
+    90 characters, a tool call's line 28 px. Only a placeholder's size (measured against Chromium's
+    drawing of bench/pageview's answers within a class); the browser keeps the real one once drawn."""
+    px, code = 110 + 28 * calls, False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            code, px = not code, px + 12
+        elif code:
+            px += 17
+        elif line.startswith("|"):
+            px += 36
+        else:
+            px += 24 * (1 + len(line) // 90)
+    return next((name for top, name in HEIGHTS if px <= top), "xxl")
 
 
 def _question_at(run: Run, rows: PageRows | None) -> Position | None:

@@ -79,3 +79,24 @@ def test_scrolled_up_to_read_the_page_stays_while_an_answer_streams(cast, demo_p
         "from another tab", timeout=60_000
     )
     assert page.evaluate("scrollY") == 0
+
+
+def test_answers_off_screen_are_not_laid_out_until_they_come_near(cast, demo_provider, page_for):
+    # content-visibility: a long conversation of real answers opened ~40 % sooner (docs/performance.md,
+    # session 26). Off screen, an answer keeps its place (the server's estimate of its height) and its
+    # text: the page's find and the accessibility tree still reach it.
+    convo, runs = long_conversation(cast["alice"])
+    page = page_for("alice", "alice-pass", {"width": 1440, "height": 900})
+    page.goto(f"/c/{convo.pk}/")
+    expect(page.locator("#ws-state")).to_have_attribute("data-state", "live", timeout=30_000)
+    drawn = "sel => document.querySelector(sel).checkVisibility({contentVisibilityAuto: true})"
+    first, last = f"#run-{runs[0].pk} [data-role=answer]", f"#run-{runs[-1].pk} [data-role=answer]"
+    assert page.evaluate(drawn, last) is True
+    assert page.evaluate(drawn, first) is False, "an answer far above the screen was laid out"
+    assert "answer 0:" in page.locator(first).text_content()
+    page.evaluate(
+        "() => new Promise(done => { addEventListener('scroll', () => requestAnimationFrame(() =>"
+        " requestAnimationFrame(done)), {once: true}); scrollTo(0, 0); })"
+    )
+    expect(page.locator(first)).to_be_in_viewport()
+    assert page.evaluate(drawn, first) is True
