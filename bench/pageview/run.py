@@ -40,10 +40,16 @@ def main() -> None:
 
     plain, _ = answered(owner, args.exchanges, answer=lambda i: " ".join(f"w{n}" for n in range(200)))
     rich, _ = answered(owner, args.exchanges, answer=realistic)
+    traced, _ = answered(owner, args.exchanges, answer=realistic, each=with_round)
     client = Client()
     client.force_login(owner)
     spent = _timed(markdown)
-    for label, convo in (("plain answers", plain), ("realistic answers", rich)):
+    conversations = (
+        ("plain answers", plain),
+        ("realistic answers", rich),
+        ("realistic answers with their rounds", traced),
+    )
+    for label, convo in conversations:
 
         def open_page(_: int, convo_id: int = convo.pk) -> None:
             response = client.get(f"/c/{convo_id}/")
@@ -56,7 +62,7 @@ def main() -> None:
             if forget:
                 forget(0)
             spent.clear()
-            profile = args.profile if label == "realistic answers" and not forget else ""
+            profile = args.profile if label.endswith("rounds") and not forget else ""
             got = measure(open_page, args.opens, profile, after=forget)
             in_markdown = sum(spent) / args.opens
             print(
@@ -64,6 +70,49 @@ def main() -> None:
                 f" (mean {got.mean:.1f}), wall p50 {got.wall_p50:.1f} ms; rendering markdown"
                 f" {in_markdown:.1f} ms per open"
             )
+
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"The {name} tool of the demo workspace: " + "what it does, in words. " * 12,
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+            },
+        },
+    }
+    for name in ("read_file", "search_files", "write_file", "append_file", "query_database")
+]
+
+
+def with_round(run, i: int) -> None:
+    """The run's round as the worker stores it: the request the model was sent (the whole history
+    before it, the tools offered) and its response, with the events the timeline draws."""
+    from chatapp.models import Message, Round, RunEvent
+
+    history = []
+    for message in Message.objects.filter(conversation_id=run.conversation_id).order_by("id"):
+        history.append({"role": message.role, "content": message.content})
+    answer = history[-1]["content"] if history else ""
+    Round.objects.create(
+        run=run,
+        index=0,
+        kind="normal",
+        provider_name="bench",
+        model="fake-model",
+        request={"model": "fake-model", "messages": history[:-1], "tools": TOOLS, "stream": True},
+        response={"choices": [{"text": answer, "finish_reason": "stop"}], "model": "fake-model"},
+        finish_reason="stop",
+        usage={"prompt_tokens": 900 * (i + 1), "completion_tokens": 400},
+        ttft_ms=420.0,
+        duration_ms=5200.0,
+    )
+    for seq, kind in enumerate(("round_started", "round_finished"), start=1):
+        RunEvent.objects.create(run=run, seq=seq, type=kind, payload={"round_index": 0}, durable=True)
 
 
 def _forget(_: int) -> None:

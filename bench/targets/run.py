@@ -316,11 +316,17 @@ def page_lines(doc: dict[str, Any]) -> Iterator[str]:
         if home:
             text += f"; a first message from the home page {fmt(home.get('added_ttft_50'), 'ms')} p50"
         yield text
+    yield from opening_lines(doc)
+
+
+def opening_lines(doc: dict[str, Any]) -> Iterator[str]:
+    """Opening a long conversation (``bench/page --open``), with the kind of answers it held."""
     opened = doc.get("open")
     if opened:
         p50 = opened["p50"]
+        answers = " of answers shaped like a real model's" if opened.get("answers") == "realistic" else ""
         yield (
-            f"  page, opening {opened['exchanges']} exchanges: first byte {fmt(p50['response'], 'ms')},"
+            f"  page, opening {opened['exchanges']} exchanges{answers}: first byte {fmt(p50['response'], 'ms')},"
             f" DOMContentLoaded {fmt(p50['dcl'], 'ms')}, load {fmt(p50['load'], 'ms')} (p50 of {opened['loads']})"
         )
 
@@ -358,6 +364,12 @@ def main() -> None:
     parser.add_argument("--runs", type=Path, default=of_record("runs"))
     parser.add_argument(
         "--page", type=Path, default=of_record("page"), help="bench/page JSON (from the click)"
+    )
+    parser.add_argument(
+        "--page-open",
+        type=Path,
+        default=of_record("page_open"),
+        help="bench/page JSON of --open with --open-answers realistic",
     )
     parser.add_argument(
         "--scale", type=Path, default=of_record("scale"), help="browser JSON with targets w1 and w2"
@@ -407,6 +419,9 @@ def main() -> None:
         )
         for text in page_lines(load(args.page)):
             print(text)
+    if args.page_open:
+        for text in opening_lines(load(args.page_open)):
+            print(f"{text} ({shown(args.page_open)})")
 
 
 if __name__ == "__main__":

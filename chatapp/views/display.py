@@ -59,7 +59,8 @@ def _exchange(run: Run, include_user: bool, rows: PageRows | None = None) -> Exc
         answer = Message.objects.filter(run=run, role=Message.Role.ASSISTANT).order_by("-id").first()
     html = mark_safe(render_markdown(answer.content)) if answer else None  # noqa: S308 - nh3-sanitised
     # A run stopped or failed mid-answer keeps what was written, marked partial (store._fail).
-    rounds = list(run.rounds.all())
+    # A round's request (the whole history before it) is the trace's, not the page's (page_rows.py).
+    rounds = list(run.rounds.all() if rows is not None else run.rounds.defer("request"))
     calls: dict[int, list[Any]] = {}
     root = workspace_path(run.conversation.owner_id, run.conversation_id)
     written: list[str] = []

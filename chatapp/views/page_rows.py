@@ -13,9 +13,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import prefetch_related_objects
+from django.db.models import Prefetch, prefetch_related_objects
 
-from chatapp.models import Conversation, Message, Run
+from chatapp.models import Conversation, Message, Round, Run
 from chatapp.services.branches import Position, position_among
 from chatapp.views.timeline import events_of
 
@@ -31,8 +31,12 @@ class PageRows:
     def read(cls, convo: Conversation, runs: list[Run]) -> PageRows:
         ids = [run.pk for run in runs]
         # run.rounds.all(), run.tool_calls.all() (each with its approval), run.links.all() and the
-        # question's uploads come from these (Django's prefetch: one statement per relation).
-        prefetch_related_objects(runs, "rounds", "tool_calls__approval", "links")
+        # question's uploads come from these (Django's prefetch: one statement per relation). A round's
+        # request (the whole history before it, the tools offered) is the trace's and the API's, never
+        # the page's: read, it made opening a conversation quadratic in its length (session 26).
+        prefetch_related_objects(
+            runs, Prefetch("rounds", Round.objects.defer("request")), "tool_calls__approval", "links"
+        )
         prefetch_related_objects([r.user_message for r in runs if r.user_message is not None], "uploads")
         answers: dict[int, Message] = {}
         for message in Message.objects.filter(run_id__in=ids, role=Message.Role.ASSISTANT).order_by("-id"):

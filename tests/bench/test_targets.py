@@ -86,3 +86,7 @@ def test_the_page_from_the_click_is_printed_beside_the_targets():
         "0 other users streaming" in line and "a first message from the home page" in line for line in page
     )
     assert any(line.startswith("  page, opening 40 exchanges: first byte") for line in page)
+    assert any(
+        line.startswith("  page, opening 40 exchanges of answers shaped like a real model's: first byte")
+        for line in page
+    )

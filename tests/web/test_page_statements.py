@@ -54,3 +54,20 @@ def test_the_page_reads_the_same_statements_for_2_and_12_exchanges(cast):
     assert all(f"answer <strong>{i}</strong>" in many_html for i in range(12))
     assert many_html.count('data-call="c') >= 12 or many_html.count("read_file") >= 12
     assert "1/2" in many_html.replace(" ", "")  # the edited question's and the regenerated answer's ‹ 1/2 ›
+
+
+def test_the_page_and_a_runs_fragment_leave_the_rounds_requests_unread(cast):
+    # Each round's request holds the whole history before it: read for every exchange, opening a
+    # conversation grew with the square of its length (docs/performance.md, session 26).
+    convo = conversation_of(cast["alice"], 3)
+    client = Client()
+    client.force_login(cast["alice"])
+    run = Run.objects.filter(conversation=convo, status="succeeded").order_by("-id").first()
+    for url in (f"/c/{convo.pk}/", f"/runs/{run.pk}/fragment/"):
+        client.get(url)
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(url)
+        assert response.status_code == 200
+        rounds = [q["sql"] for q in queries.captured_queries if 'FROM "chatapp_round"' in q["sql"]]
+        assert rounds, f"{url} read no rounds"
+        assert not any('"chatapp_round"."request"' in sql for sql in rounds), url
