@@ -6,8 +6,9 @@
       (FILE: [[conversation id, text], ...]; each is sent as the app's send view does, start_run,
       all in one transaction so their tasks are enqueued in one burst)
     python bench/browser/seed.py APP_DIR answered FILE.json     -> {"conversation": id}
-      (FILE: {"conversation": id, "answers": [text, ...]}; each answer with its question and its
-      succeeded run written straight to the database, no model: a long conversation to open)
+      (FILE: {"conversation": id, "answers": [text, ...], "rounds": [fields, ...], "events": [type, ...]};
+      each answer with its question, its succeeded run and, if given, its round and events written
+      straight to the database, no model: a long conversation to open)
 
 The target tree (``APP_DIR``) goes first on ``sys.path``, so a bench compares two checkouts with one
 client. Users are created with one password hash (copied), sessions directly in the session store:
@@ -89,7 +90,7 @@ def runs(path: str) -> dict:
 def answered(path: str) -> dict:
     from django.db import transaction
 
-    from chatapp.models import Conversation, Message, Run
+    from chatapp.models import Conversation, Message, Round, Run, RunEvent
 
     spec = json.loads(open(path, encoding="utf-8").read())
     convo = Conversation.objects.get(pk=spec["conversation"])
@@ -107,6 +108,12 @@ def answered(path: str) -> dict:
                 status="succeeded",
             )
             Message.objects.create(conversation=convo, run=run, role="assistant", content=text, payload={})
+            if spec.get("rounds"):
+                Round.objects.create(run=run, **spec["rounds"][i])
+                for seq, kind in enumerate(spec.get("events", []), start=1):
+                    RunEvent.objects.create(
+                        run=run, seq=seq, type=kind, payload={"round_index": 0}, durable=True
+                    )
             question.run = previous = run
             question.save(update_fields=["run"])
         convo.active_run = previous

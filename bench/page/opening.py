@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from bench.browser.client import BrowserUser
-from bench.pageview.answers import realistic
+from bench.pageview.answers import ROUND_EVENTS, realistic, round_of
 
 # Chromium's own counters for the page (DevTools ``Performance.getMetrics``): the renderer's main
 # thread since the document started, here until its socket is live.
@@ -31,13 +31,22 @@ NAVIGATION = (
 async def conversation_of(stack: Any, exchanges: int, timeout: float, answers: str = "plain") -> int:
     """A conversation of the first bench user with ``exchanges`` answered questions: ``plain``, 200
     tokens each through the fake upstream; ``realistic``, answers shaped like a real model's
-    (``bench/pageview/answers.py``: code, tables, lists) written straight to the database."""
+    (``bench/pageview/answers.py``: code, tables, lists), each with its round and events, written
+    straight to the database."""
     t = stack.target
     convo = t.seed("conversations", str(t.users[0][0]))["conversations"][0]
     if answers == "realistic":
         spec = stack.data_root / "answered.json"
+        answers, rounds, history = [], [], []
+        for i in range(exchanges):
+            answers.append(realistic(i))
+            history += [
+                {"role": "user", "content": f"question {i}"},
+                {"role": "assistant", "content": answers[-1]},
+            ]
+            rounds.append(round_of(history, i))
         spec.write_text(
-            json.dumps({"conversation": convo, "answers": [realistic(i) for i in range(exchanges)]})
+            json.dumps({"conversation": convo, "answers": answers, "rounds": rounds, "events": ROUND_EVENTS})
         )
         return t.seed("answered", str(spec))["conversation"]
     user = BrowserUser(t.base_url, t.users[0][1], convo, timeout)

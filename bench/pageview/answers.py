@@ -6,6 +6,7 @@ Built from this repository's own files, so the text is fixed and needs no networ
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -62,3 +63,40 @@ KINDS = (_prose, _code, _table, _mixed)
 def realistic(i: int) -> str:
     """The ``i``-th answer: the four shapes in turn, each a little different."""
     return KINDS[i % len(KINDS)](i)
+
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"The {name} tool of the demo workspace: " + "what it does, in words. " * 12,
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+            },
+        },
+    }
+    for name in ("read_file", "search_files", "write_file", "append_file", "query_database")
+]
+ROUND_EVENTS = ("round_started", "round_finished")  # each with {"round_index": 0}
+
+
+def round_of(history: list[dict[str, str]], i: int) -> dict[str, Any]:
+    """The ``i``-th run's one round as the worker stores it (a ``Round``'s fields): the request the
+    model was sent (the whole history before the answer, the tools offered) and its response.
+    ``history``: the conversation's messages up to and including this answer."""
+    answer = history[-1]["content"] if history else ""
+    return {
+        "index": 0,
+        "kind": "normal",
+        "provider_name": "bench",
+        "model": "fake-model",
+        "request": {"model": "fake-model", "messages": history[:-1], "tools": TOOLS, "stream": True},
+        "response": {"choices": [{"text": answer, "finish_reason": "stop"}], "model": "fake-model"},
+        "finish_reason": "stop",
+        "usage": {"prompt_tokens": 900 * (i + 1), "completion_tokens": 400},
+        "ttft_ms": 420.0,
+        "duration_ms": 5200.0,
+    }

@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench.pageview.answers import ROUND_EVENTS, round_of
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
@@ -72,46 +74,15 @@ def main() -> None:
             )
 
 
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": f"The {name} tool of the demo workspace: " + "what it does, in words. " * 12,
-            "parameters": {
-                "type": "object",
-                "properties": {"path": {"type": "string"}},
-                "required": ["path"],
-            },
-        },
-    }
-    for name in ("read_file", "search_files", "write_file", "append_file", "query_database")
-]
-
-
 def with_round(run, i: int) -> None:
-    """The run's round as the worker stores it: the request the model was sent (the whole history
-    before it, the tools offered) and its response, with the events the timeline draws."""
+    """The run's round and events as the worker stores them (``answers.round_of``)."""
     from chatapp.models import Message, Round, RunEvent
 
-    history = []
-    for message in Message.objects.filter(conversation_id=run.conversation_id).order_by("id"):
-        history.append({"role": message.role, "content": message.content})
-    answer = history[-1]["content"] if history else ""
-    Round.objects.create(
-        run=run,
-        index=0,
-        kind="normal",
-        provider_name="bench",
-        model="fake-model",
-        request={"model": "fake-model", "messages": history[:-1], "tools": TOOLS, "stream": True},
-        response={"choices": [{"text": answer, "finish_reason": "stop"}], "model": "fake-model"},
-        finish_reason="stop",
-        usage={"prompt_tokens": 900 * (i + 1), "completion_tokens": 400},
-        ttft_ms=420.0,
-        duration_ms=5200.0,
+    history = list(
+        Message.objects.filter(conversation_id=run.conversation_id).order_by("id").values("role", "content")
     )
-    for seq, kind in enumerate(("round_started", "round_finished"), start=1):
+    Round.objects.create(run=run, **round_of(history, i))
+    for seq, kind in enumerate(ROUND_EVENTS, start=1):
         RunEvent.objects.create(run=run, seq=seq, type=kind, payload={"round_index": 0}, durable=True)
 
 
