@@ -32,6 +32,10 @@ class Conversation(models.Model):
         related_name="+",
         verbose_name=_("active run"),
     )
+    # Made by the web's home page (or "New conversation") to hold a first message: while it has no
+    # message and no file it is that user's draft, handed out again and listed nowhere (not in the
+    # sidebar, not by the API). A conversation created through the API is never a draft.
+    draft = models.BooleanField(_("draft"), default=False)
     # Soft delete: the owner no longer sees it (undo brings it back); auditors keep everything.
     deleted_at = models.DateTimeField(_("deleted at"), null=True, blank=True, db_index=True)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)

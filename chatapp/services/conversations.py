@@ -76,13 +76,20 @@ def draft_for(user: Any) -> Conversation:
         has_upload = Exists(Upload.objects.filter(conversation=OuterRef("pk")))
         draft = (
             Conversation.objects.select_for_update()
-            .filter(owner=user, deleted_at__isnull=True)
+            .filter(owner=user, draft=True, deleted_at__isnull=True)
             .exclude(has_message)
             .exclude(has_upload)
             .order_by("-id")
             .first()
         )
-        return draft or Conversation.objects.create(owner=user)
+        return draft or Conversation.objects.create(owner=user, draft=True)
+
+
+def without_drafts(conversations: QuerySet[Conversation]) -> QuerySet[Conversation]:
+    """``conversations`` less the web's drafts still waiting for their first message or file."""
+    has_message = Exists(Message.objects.filter(conversation=OuterRef("pk")))
+    has_upload = Exists(Upload.objects.filter(conversation=OuterRef("pk")))
+    return conversations.exclude(Q(draft=True) & ~has_message & ~has_upload)
 
 
 def delete(convo: Conversation, actor: Any) -> None:

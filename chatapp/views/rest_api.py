@@ -25,6 +25,7 @@ from ninja.security import SessionAuth
 from chatapp.access import can_view_conversation, owned_conversation_or_404, viewable_run_or_404
 from chatapp.models import Conversation, Message, ProviderConfig, Run, ToolCall
 from chatapp.services import approvals, run_events, workspace_files
+from chatapp.services.conversations import without_drafts
 from chatapp.services.limits import model_allowed
 from chatapp.services.providers import default_provider
 from chatapp.services.runs import request_cancel, start_run
@@ -126,9 +127,10 @@ def _conversation_out(convo: Conversation) -> dict[str, Any]:
 @router.get("/conversations", response=list[ConversationOut], summary="Your conversations, newest first")
 def list_conversations(request: HttpRequest, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
     require_scope(request, "chat", "traces")
-    rows = Conversation.objects.filter(owner_id=request.user.pk, deleted_at__isnull=True).select_related(
-        "provider"
-    )
+    # The web's empty draft (each signed-in visitor of the home page has one) is not a conversation yet.
+    rows = without_drafts(
+        Conversation.objects.filter(owner_id=request.user.pk, deleted_at__isnull=True)
+    ).select_related("provider")
     limit = max(1, min(limit, 200))
     return [_conversation_out(c) for c in rows[max(0, offset) : max(0, offset) + limit]]
 

@@ -143,3 +143,28 @@ def test_a_first_message_from_a_draft_another_tab_started_starts_its_own_convers
     again = send_from(alice, mine, f"/c/{mine.pk}/", django_capture_on_commit_callbacks, message="more")
     assert again.status_code == 200
     assert list(mine.messages.filter(role="user").values_list("content", flat=True)) == ["from tab B", "more"]
+
+
+def test_the_api_lists_no_draft_and_the_home_page_takes_no_api_conversation(
+    cast, django_capture_on_commit_callbacks
+):
+    # Every visitor of the home page has a draft: the API listed it as the newest "New conversation".
+    from chatapp.services import api_keys
+
+    key = {"HTTP_AUTHORIZATION": "Bearer " + api_keys.create_key(cast["alice"], "k", "chat").secret}
+    api = Client()
+    made = api.post(
+        "/api/conversations", data={"title": "from a script"}, content_type="application/json", **key
+    )
+    assert made.status_code == 201
+    web = Client()
+    web.force_login(cast["alice"])
+    assert web.get("/").status_code == 200
+    draft = Conversation.objects.get(owner=cast["alice"], draft=True)
+    assert draft.pk != made.json()["id"], "the home page handed out the API's empty conversation"
+    listed = [c["id"] for c in api.get("/api/conversations", **key).json()]
+    assert listed == [made.json()["id"]]
+    sent = send_from(web, draft, "/", django_capture_on_commit_callbacks, message="hello")
+    assert sent.status_code == 200
+    listed = [c["id"] for c in api.get("/api/conversations", **key).json()]
+    assert set(listed) == {made.json()["id"], draft.pk}
