@@ -212,6 +212,8 @@ DEMO_MODEL_TOKENS_PER_SECOND = env_float("DEMO_MODEL_TOKENS_PER_SECOND", 40.0, m
 DEMO_MCP_PORT = env_int("CLEARLOOP_DEMO_MCP_PORT", 8765, minimum=1)
 MAX_MESSAGE_BYTES = env_int("CLEARLOOP_MAX_MESSAGE_BYTES", 100_000, minimum=1)
 # The rendered markdown each web process keeps (chatapp/rendered.py): about this many MB of HTML.
+# How many exchanges a conversation page opens with; the earlier ones come as the person scrolls up (0: all).
+PAGE_EXCHANGES = env_int("CLEARLOOP_PAGE_EXCHANGES", 30, minimum=0)
 MARKDOWN_CACHE_BYTES = env_int("CLEARLOOP_MARKDOWN_CACHE_MB", 32, minimum=0) * 1024 * 1024
 RUN_MAX_DELIVERIES = env_int("CLEARLOOP_RUN_MAX_DELIVERIES", 3, minimum=1)
 RUN_SWEEP_SECONDS = env_int("CLEARLOOP_RUN_SWEEP_SECONDS", 2, minimum=1)

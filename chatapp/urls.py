@@ -29,6 +29,7 @@ urlpatterns = [
     path("favicon.ico", favicon.favicon),
     path("c/new/", chat.new_conversation, name="new_conversation"),
     path("c/<int:conversation_id>/", chat.conversation, name="conversation"),
+    path("c/<int:conversation_id>/earlier/", chat.earlier_exchanges, name="earlier_exchanges"),
     path("c/<int:conversation_id>/send/", chat.send, name="send"),
     path("c/<int:conversation_id>/rename/", chat.rename, name="rename"),
     path("c/<int:conversation_id>/delete/", chat.delete, name="delete"),

@@ -34,7 +34,7 @@ from chatapp.services.quotas import shown_to_user
 from chatapp.services.runs import regenerate_run, request_cancel, start_run
 from chatapp.services.workspace_files import list_files
 from chatapp.views.charts import no_bars, usage_bars
-from chatapp.views.display import conversation_items, fresh_exchange
+from chatapp.views.display import Exchange, conversation_items, earlier_items, fresh_exchange, page_items
 from chatapp.views.examples import examples
 from chatapp.views.htmx import HtmxHttpRequest, is_htmx
 from chatapp.views.toggles import save_toggles, tool_toggles
@@ -105,10 +105,13 @@ def _conversation_context(request: HttpRequest, convo: Conversation, *, known_dr
     page), so it has no message and no file, hence no run: none of its exchanges, usage or active run
     is read (~5 ms of the home page's CPU)."""
     ensure_env_providers()
+    earlier = None
+    items: list[Exchange]
     if known_draft:
         items, files, chart, active, draft = [], [], no_bars(), None, True
     else:
-        items = conversation_items(convo, streamed=True)
+        since = request.GET.get("since", "")
+        items, earlier = page_items(convo, settings.PAGE_EXCHANGES, int(since) if since.isdigit() else None)
         files = list_files(convo)
         chart = usage_bars(convo)
         active = convo.runs.filter(status__in=ACTIVE_STATUSES).first()
@@ -119,6 +122,7 @@ def _conversation_context(request: HttpRequest, convo: Conversation, *, known_dr
         **_sidebar(request),
         "conversation": convo,
         "items": items,
+        "earlier": earlier,
         "draft": draft,
         "examples": examples() if draft else (),
         "providers": ProviderConfig.objects.filter(enabled=True),
@@ -290,6 +294,21 @@ def switch_branch(request: HttpRequest, conversation_id: int) -> HttpResponse:
     except ChatError as error:
         return _refused(request, error)
     return _to_conversation(request, convo)
+
+
+@login_required
+@require_GET
+def earlier_exchanges(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    """The exchanges before ``?before=<run id>`` on the page's path, with the button for those before
+    them: what the conversation page brings in as the person scrolls up (``page_items``)."""
+    convo = owned_conversation_or_404(request.user, conversation_id)
+    before = request.GET.get("before", "")
+    if not before.isdigit():
+        return HttpResponse(_("Which exchange to show the earlier ones of is missing."), status=400)
+    found = earlier_items(convo, int(before), settings.PAGE_EXCHANGES)
+    items, earlier = found if found is not None else ([], None)
+    context = {"conversation": convo, "items": items, "earlier": earlier, "changed": found is None}
+    return render(request, "chat/earlier.html", context)
 
 
 @login_required

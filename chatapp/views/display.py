@@ -194,7 +194,53 @@ def conversation_items(
     the frames held for it are applied to it)."""
     if only_run is not None:
         return [_exchange(only_run, include_user)]
+    return _items(convo, branches.path(convo), include_user, streamed)
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """The exchanges on the path before the first one a page shows: how many, and the run the next
+    load ends before (``earlier_items``)."""
+
+    count: int
+    before: int
+
+
+def page_items(
+    convo: Conversation, last: int, since: int | None = None
+) -> tuple[list[Exchange], Earlier | None]:
+    """The conversation page's exchanges: the ``last`` ones of its path (0: all), or every one from
+    the run ``since`` on when it is on the path (an address naming an earlier exchange). A long
+    conversation opens with its latest exchanges and brings the earlier ones as the person scrolls up:
+    its page's cost no longer grows with its length (docs/performance.md, session 26)."""
     runs = branches.path(convo)
+    ids = [run.pk for run in runs]
+    start = ids.index(since) if since in ids else max(0, len(runs) - last) if last else 0
+    return _window(convo, runs, start, len(runs), streamed=True)
+
+
+def earlier_items(
+    convo: Conversation, before: int, last: int
+) -> tuple[list[Exchange], Earlier | None] | None:
+    """The ``last`` exchanges before the run ``before`` on the path; None when that run is no longer on
+    it (another tab switched the branch)."""
+    runs = branches.path(convo)
+    ids = [run.pk for run in runs]
+    if before not in ids:
+        return None
+    end = ids.index(before)
+    return _window(convo, runs, max(0, end - last) if last else 0, end, streamed=False)
+
+
+def _window(
+    convo: Conversation, runs: list[Run], start: int, end: int, *, streamed: bool
+) -> tuple[list[Exchange], Earlier | None]:
+    shown = runs[start:end]
+    earlier = Earlier(start, shown[0].pk) if start and shown else None
+    return _items(convo, shown, True, streamed), earlier
+
+
+def _items(convo: Conversation, runs: list[Run], include_user: bool, streamed: bool) -> list[Exchange]:
     rows = PageRows.read(convo, runs)
     items = [_exchange(run, include_user, rows) for run in runs]
     for item in items if streamed else ():

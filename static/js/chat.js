@@ -489,6 +489,29 @@
   // A conversation opens at its latest exchange, beside the message box, as a chat does: the page
   // scrolls as a whole, and a long conversation opened at its first question with the box thousands of
   // pixels below. An address naming a part (#run-12) keeps it; Reload and Back keep the browser's place.
+  // An address naming an exchange the page did not bring (it opens with the latest ones): ask for
+  // the page from that exchange on.
+  const named = /^#run-(\d+)$/.exec(location.hash);
+  if (named && !document.getElementById("run-" + named[1]) && document.getElementById("earlier") && !/[?&]since=/.test(location.search)) {
+    location.replace(location.pathname + "?since=" + named[1] + location.hash);
+    return;
+  }
+  // Earlier exchanges brought in as the person scrolls up: their waterfalls and code blocks.
+  document.body.addEventListener("htmx:load", function (event) {
+    const el = event.detail && event.detail.elt;
+    if (el && el.matches && el.matches("#messages > article.assistant")) drawTimeline(el);
+  });
+  // They come in above what is on screen, which stays where it was: the browser's scroll anchoring
+  // does that, except at the very top of the page, which is where a person scrolling up arrives.
+  let kept = null;
+  document.body.addEventListener("htmx:beforeSwap", function (event) {
+    const next = event.detail.elt && event.detail.elt.id === "earlier" && event.detail.elt.nextElementSibling;
+    kept = next ? { el: next, top: next.getBoundingClientRect().top } : null;
+  });
+  document.body.addEventListener("htmx:afterSwap", function () {
+    if (kept && kept.el.isConnected) window.scrollBy(0, kept.el.getBoundingClientRect().top - kept.top);
+    kept = null;
+  });
   const navigation = performance.getEntriesByType("navigation")[0];
   if (!location.hash && (!navigation || navigation.type === "navigate") && document.querySelector("#messages > article")) {
     window.scrollTo(0, document.documentElement.scrollHeight);

@@ -100,3 +100,35 @@ def test_answers_off_screen_are_not_laid_out_until_they_come_near(cast, demo_pro
     )
     expect(page.locator(first)).to_be_in_viewport()
     assert page.evaluate(drawn, first) is True
+
+
+def test_scrolled_to_the_top_the_earlier_exchanges_come_without_moving_the_page(
+    cast, demo_provider, page_for, artifacts
+):
+    # The page opens with the latest 30 exchanges (CLEARLOOP_PAGE_EXCHANGES): its cost no longer grows
+    # with the conversation (docs/performance.md, session 26). The rest come as the person scrolls up.
+    convo, runs = answered(cast["alice"], 40, answer=lambda i: f"answer {i}")
+    page = page_for("alice", "alice-pass", {"width": 1440, "height": 900})
+    page.goto(f"/c/{convo.pk}/")
+    expect(page.locator("#ws-state")).to_have_attribute("data-state", "live", timeout=30_000)
+    expect(page.locator("#messages > article.assistant")).to_have_count(30)
+    expect(page.locator(f"#run-{runs[9].pk}")).to_have_count(0)
+    first_shown = page.locator(f"#run-{runs[10].pk}")
+    page.evaluate("scrollTo(0, 0)")
+    expect(page.locator(f"#run-{runs[9].pk}")).to_have_count(1, timeout=30_000)
+    expect(page.locator("#messages > article.assistant")).to_have_count(40)
+    expect(page.locator("#earlier")).to_have_count(0)  # nothing earlier left
+    # The exchanges came in above: what was on screen stayed there (scroll anchoring), not pushed down.
+    expect(first_shown).to_be_in_viewport()
+    assert page.locator(f"#run-{runs[0].pk} [data-role=answer]").text_content().strip() == "answer 0"
+    page.screenshot(path=str(artifacts / "earlier-exchanges-1440-light.png"))
+
+
+def test_an_address_naming_an_exchange_not_brought_yet_opens_there(cast, demo_provider, page_for):
+    convo, runs = answered(cast["alice"], 40, answer=lambda i: f"answer {i}")
+    page = page_for("alice", "alice-pass", {"width": 375, "height": 812})
+    page.goto(f"/c/{convo.pk}/#run-{runs[2].pk}")
+    expect(page.locator("#ws-state")).to_have_attribute("data-state", "live", timeout=30_000)
+    assert f"since={runs[2].pk}" in page.url
+    expect(page.locator(f"#run-{runs[2].pk}")).to_be_in_viewport()
+    expect(page.locator("#earlier")).to_have_count(1)  # the two before it are still to come
