@@ -63,6 +63,8 @@ def main() -> None:
             forget = _forget if state.startswith("first") else None
             if forget:
                 forget(0)
+            else:
+                open_page(0)  # the last first open left nothing kept
             spent.clear()
             profile = args.profile if label.endswith("rounds") and not forget else ""
             got = measure(open_page, args.opens, profile, after=forget)
