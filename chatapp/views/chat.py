@@ -34,7 +34,7 @@ from chatapp.services.quotas import shown_to_user
 from chatapp.services.runs import regenerate_run, request_cancel, start_run
 from chatapp.services.workspace_files import list_files
 from chatapp.views.charts import no_bars, usage_bars
-from chatapp.views.display import Exchange, conversation_items, earlier_items, fresh_exchange, page_items
+from chatapp.views.display import Exchange, earlier_items, fresh_exchange, page_items, run_exchange
 from chatapp.views.examples import examples
 from chatapp.views.htmx import HtmxHttpRequest, is_htmx
 from chatapp.views.toggles import save_toggles, tool_toggles
@@ -315,7 +315,7 @@ def earlier_exchanges(request: HttpRequest, conversation_id: int) -> HttpRespons
 @require_GET
 def run_fragment(request: HttpRequest, run_id: int) -> HttpResponse:
     run: Run = viewable_run_or_404(request.user, run_id)
-    items = conversation_items(run.conversation, only_run=run, include_user=False)
+    items = [run_exchange(run)]
     return render(request, f"{PAGE}#exchange", {"items": items, "conversation": run.conversation})
 
 

@@ -186,15 +186,10 @@ def link_view(link: ToolLink) -> ToolLink:
     return link
 
 
-def conversation_items(
-    convo: Conversation, only_run: Run | None = None, include_user: bool = True, streamed: bool = False
-) -> list[Exchange]:
-    """The exchanges on the conversation's path (or ``only_run``'s). ``streamed``: a run still
-    streaming shows its text so far (the conversation page; a fragment's run box starts empty, since
-    the frames held for it are applied to it)."""
-    if only_run is not None:
-        return [_exchange(only_run, include_user)]
-    return _items(convo, branches.path(convo), include_user, streamed)
+def run_exchange(run: Run) -> Exchange:
+    """One run's exchange alone, without its question (a run's fragment: its box starts empty while
+    it streams, since the frames held for it are applied to it)."""
+    return _exchange(run, include_user=False)
 
 
 @dataclass(frozen=True)
@@ -237,12 +232,12 @@ def _window(
 ) -> tuple[list[Exchange], Earlier | None]:
     shown = runs[start:end]
     earlier = Earlier(start, shown[0].pk) if start and shown else None
-    return _items(convo, shown, True, streamed), earlier
+    return _items(convo, shown, streamed), earlier
 
 
-def _items(convo: Conversation, runs: list[Run], include_user: bool, streamed: bool) -> list[Exchange]:
+def _items(convo: Conversation, runs: list[Run], streamed: bool) -> list[Exchange]:
     rows = PageRows.read(convo, runs)
-    items = [_exchange(run, include_user, rows) for run in runs]
+    items = [_exchange(run, True, rows) for run in runs]
     for item in items if streamed else ():
         if item.run is not None and item.run.is_active and item.answer_html is None:
             item.streamed, item.streamed_seq = event_log.streamed_so_far(item.run.pk)
