@@ -62,6 +62,9 @@ def test_an_answer_renders_tables_tasks_footnotes_code_math_and_diagrams(
     page.goto(f"/c/{convo.pk}/")
     answer = page.locator(f"#run-{run.pk} [data-role=answer]")
     expect(answer.locator("table td").first).to_have_text("read_file")
+    # The column's alignment (`--:`) holds: a class, since the CSP refuses the style attribute that
+    # markdown-it writes (it was dropped, with a console report per cell).
+    expect(answer.locator("table td").nth(1)).to_have_css("text-align", "right")
     expect(answer.locator("input.task-list-item-checkbox[disabled]")).to_have_count(2)
     expect(answer.locator("section.footnotes")).to_contain_text("seed 004")
     toolbar = answer.locator(".code-toolbar")

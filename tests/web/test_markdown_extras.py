@@ -33,3 +33,10 @@ def test_the_page_loads_the_vendored_versions():
     assert "vendor/katex-0.16.22/katex.min.js" in page and "vendor/mermaid-11.12.0.min.js" in page
     katex = (ROOT / "static/vendor/katex-0.16.22/katex.min.js").read_text()
     assert '"0.16.22"' in katex or "0.16.22" in katex
+
+
+def test_a_column_alignment_is_a_class_and_no_style_attribute_survives():
+    html = render_markdown("| a | b | c |\n| :-- | :-: | --: |\n| 1 | 2 | 3 |\n")
+    assert '<th class="align-left">a</th>' in html and '<td class="align-right">3</td>' in html
+    assert "style=" not in html
+    assert "<td" not in render_markdown('<td style="x" class="align-right evil">')  # raw HTML stays text
