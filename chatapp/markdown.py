@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from html import escape
 
 import nh3
 from markdown_it import MarkdownIt
@@ -72,6 +73,7 @@ _ALLOWED_ATTRIBUTES = {
     "sup": {"class"},
     "section": {"class"},
     "hr": {"class"},
+    "pre": {"class"},
     "input": {"type", "class", "disabled", "checked"},
 }
 
@@ -83,9 +85,11 @@ def _highlight(code: str, lang: str, _attrs: str) -> str:
         lexer = None
     if lexer is None:
         return ""  # markdown-it escapes it into <pre><code class="language-…"> (mermaid stays so)
-    # markdown-it wraps this in <pre><code class="language-…">: the page reads the language from that
-    # class for its label and adds the copy button (static/js/rich.js).
-    return highlight(code, lexer, HtmlFormatter(nowrap=False, cssclass="codehilite"))
+    # One <pre><code class="language-…"> as for any fence: the page reads the language from that class
+    # for its label and adds the copy button (static/js/rich.js). Pygments' own <div><pre> inside
+    # markdown-it's <pre><code> drew a blank first line and a box in the box.
+    spans = highlight(code, lexer, HtmlFormatter(nowrap=True))
+    return f'<pre class="codehilite"><code class="language-{escape(lang)}">{spans}</code></pre>'
 
 
 _ALIGN = re.compile(r"^text-align:(left|center|right)$")

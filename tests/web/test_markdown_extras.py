@@ -40,3 +40,14 @@ def test_a_column_alignment_is_a_class_and_no_style_attribute_survives():
     assert '<th class="align-left">a</th>' in html and '<td class="align-right">3</td>' in html
     assert "style=" not in html
     assert "<td" not in render_markdown('<td style="x" class="align-right evil">')  # raw HTML stays text
+
+
+def test_a_highlighted_block_is_one_pre_with_its_language():
+    # Pygments' own <div><pre> inside markdown-it's <pre><code> drew a blank first line and a box in
+    # the box (and rich.js labels the block from the code's class).
+    html = render_markdown("```python\ndef f():\n    return 1\n```")
+    assert html.startswith('<pre class="codehilite"><code class="language-python"><span class="k">def</span>')
+    assert html.count("<pre") == 1 and "<div" not in html
+    assert render_markdown("```nosuchlanguage\nx\n```").startswith(
+        '<pre><code class="language-nosuchlanguage">x'
+    )
