@@ -6,9 +6,10 @@
       (FILE: [[conversation id, text], ...]; each is sent as the app's send view does, start_run,
       all in one transaction so their tasks are enqueued in one burst)
     python bench/browser/seed.py APP_DIR answered FILE.json     -> {"conversation": id}
-      (FILE: {"conversation": id, "answers": [text, ...], "rounds": [fields, ...], "events": [type, ...]};
-      each answer with its question, its succeeded run and, if given, its round and events written
-      straight to the database, no model: a long conversation to open)
+      (FILE: {"owner": user id, "answers": [text, ...], "rounds": [fields, ...], "events": [type, ...]};
+      a new conversation of the user's, each answer with its question, its succeeded run and, if
+      given, its round and events written straight to the database by the tree's own
+      ``tests/exchanges.py``, no model: a long conversation to open)
 
 The target tree (``APP_DIR``) goes first on ``sys.path``, so a bench compares two checkouts with one
 client. Users are created with one password hash (copied), sessions directly in the session store:
@@ -88,36 +89,22 @@ def runs(path: str) -> dict:
 
 
 def answered(path: str) -> dict:
-    from django.db import transaction
+    from django.contrib.auth import get_user_model
 
-    from chatapp.models import Conversation, Message, Round, Run, RunEvent
+    from chatapp.models import Round, RunEvent
+    from tests.exchanges import answered as written  # the target tree's own builder of such rows
 
     spec = json.loads(open(path, encoding="utf-8").read())
-    convo = Conversation.objects.get(pk=spec["conversation"])
-    previous = None
-    with transaction.atomic():
-        for i, text in enumerate(spec["answers"]):
-            question = Message.objects.create(
-                conversation=convo, role="user", content=f"question {i}", payload={}, parent_run=previous
-            )
-            run = Run.objects.create(
-                conversation=convo,
-                user_message=question,
-                provider_name="bench",
-                model="fake-model",
-                status="succeeded",
-            )
-            Message.objects.create(conversation=convo, run=run, role="assistant", content=text, payload={})
-            if spec.get("rounds"):
-                Round.objects.create(run=run, **spec["rounds"][i])
-                for seq, kind in enumerate(spec.get("events", []), start=1):
-                    RunEvent.objects.create(
-                        run=run, seq=seq, type=kind, payload={"round_index": 0}, durable=True
-                    )
-            question.run = previous = run
-            question.save(update_fields=["run"])
-        convo.active_run = previous
-        convo.save(update_fields=["active_run"])
+    rounds, events = spec.get("rounds"), spec.get("events", [])
+
+    def each(run, i: int) -> None:
+        if rounds:
+            Round.objects.create(run=run, **rounds[i])
+        for seq, kind in enumerate(events, start=1):
+            RunEvent.objects.create(run=run, seq=seq, type=kind, payload={"round_index": 0}, durable=True)
+
+    owner = get_user_model().objects.get(pk=spec["owner"])
+    convo, _ = written(owner, len(spec["answers"]), answer=lambda i: spec["answers"][i], each=each)
     return {"conversation": convo.pk}
 
 

@@ -34,21 +34,23 @@ async def conversation_of(stack: Any, exchanges: int, timeout: float, answers: s
     (``bench/pageview/answers.py``: code, tables, lists), each with its round and events, written
     straight to the database."""
     t = stack.target
-    convo = t.seed("conversations", str(t.users[0][0]))["conversations"][0]
     if answers == "realistic":
         spec = stack.data_root / "answered.json"
-        answers, rounds, history = [], [], []
+        texts: list[str] = []
+        rounds: list[dict[str, Any]] = []
+        history: list[dict[str, str]] = []
         for i in range(exchanges):
-            answers.append(realistic(i))
+            texts.append(realistic(i))
             history += [
                 {"role": "user", "content": f"question {i}"},
-                {"role": "assistant", "content": answers[-1]},
+                {"role": "assistant", "content": texts[-1]},
             ]
             rounds.append(round_of(history, i))
         spec.write_text(
-            json.dumps({"conversation": convo, "answers": answers, "rounds": rounds, "events": ROUND_EVENTS})
+            json.dumps({"owner": t.users[0][0], "answers": texts, "rounds": rounds, "events": ROUND_EVENTS})
         )
         return t.seed("answered", str(spec))["conversation"]
+    convo = t.seed("conversations", str(t.users[0][0]))["conversations"][0]
     user = BrowserUser(t.base_url, t.users[0][1], convo, timeout)
     await user.connect()
     async with httpx.AsyncClient(base_url=t.base_url, timeout=timeout) as http:
