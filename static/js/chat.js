@@ -486,9 +486,6 @@
       setTimeout(function () { button.textContent = label; }, 1500);
     });
   });
-  // A conversation opens at its latest exchange, beside the message box, as a chat does: the page
-  // scrolls as a whole, and a long conversation opened at its first question with the box thousands of
-  // pixels below. An address naming a part (#run-12) keeps it; Reload and Back keep the browser's place.
   // An address naming an exchange the page did not bring (it opens with the latest ones): ask for
   // the page from that exchange on.
   const named = /^#run-(\d+)$/.exec(location.hash);
@@ -512,6 +509,9 @@
     if (kept && kept.el.isConnected) window.scrollBy(0, kept.el.getBoundingClientRect().top - kept.top);
     kept = null;
   });
+  // A conversation opens at its latest exchange, beside the message box, as a chat does: the page
+  // scrolls as a whole, and a long conversation opened at its first question with the box thousands of
+  // pixels below. An address naming a part (#run-12) keeps it; Reload and Back keep the browser's place.
   const navigation = performance.getEntriesByType("navigation")[0];
   if (!location.hash && (!navigation || navigation.type === "navigate") && document.querySelector("#messages > article")) {
     window.scrollTo(0, document.documentElement.scrollHeight);
