@@ -29,10 +29,8 @@ class RestoreRefused(ChatError):
 
 def listed(user: Any) -> QuerySet[Conversation]:
     """The owner's conversations that were started (a message or a file) and not deleted."""
-    has_message = Exists(Message.objects.filter(conversation=OuterRef("pk")))
-    has_upload = Exists(Upload.objects.filter(conversation=OuterRef("pk")))
     return Conversation.objects.filter(owner=user, deleted_at__isnull=True).filter(
-        Q(has_message) | Q(has_upload)
+        Q(_has_message()) | Q(_has_upload())
     )
 
 
@@ -72,13 +70,11 @@ def leading_since(user: Any, convo: Conversation) -> QuerySet[Conversation, int]
 def draft_for(user: Any) -> Conversation:
     """The user's empty conversation, made once and handed out until it gets its first message."""
     with transaction.atomic():
-        has_message = Exists(Message.objects.filter(conversation=OuterRef("pk")))
-        has_upload = Exists(Upload.objects.filter(conversation=OuterRef("pk")))
         draft = (
             Conversation.objects.select_for_update()
             .filter(owner=user, draft=True, deleted_at__isnull=True)
-            .exclude(has_message)
-            .exclude(has_upload)
+            .exclude(_has_message())
+            .exclude(_has_upload())
             .order_by("-id")
             .first()
         )
@@ -87,9 +83,15 @@ def draft_for(user: Any) -> Conversation:
 
 def without_drafts(conversations: QuerySet[Conversation]) -> QuerySet[Conversation]:
     """``conversations`` less the web's drafts still waiting for their first message or file."""
-    has_message = Exists(Message.objects.filter(conversation=OuterRef("pk")))
-    has_upload = Exists(Upload.objects.filter(conversation=OuterRef("pk")))
-    return conversations.exclude(Q(draft=True) & ~has_message & ~has_upload)
+    return conversations.exclude(Q(draft=True) & ~_has_message() & ~_has_upload())
+
+
+def _has_message() -> Exists:
+    return Exists(Message.objects.filter(conversation=OuterRef("pk")))
+
+
+def _has_upload() -> Exists:
+    return Exists(Upload.objects.filter(conversation=OuterRef("pk")))
 
 
 def delete(convo: Conversation, actor: Any) -> None:
