@@ -1,8 +1,8 @@
 """Run every benchmark: providers, MCP (if present), the send view, opening a
 conversation in process, target 5's run in process,
-runs, browser, the page in Chromium. Figures are printed; runs and browser also write JSON.
+runs, browser, the page in Chromium, drawing a streaming answer in Chromium. Figures are printed; runs and browser also write JSON.
 
-.venv/bin/python -m bench [providers mcp sendview steprun httpclient runs browser page capacity targets]
+.venv/bin/python -m bench [providers mcp sendview pageview steprun httpclient runs browser page streamdraw capacity targets]
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ ALL = (
     "runs",
     "browser",
     "page",
+    "streamdraw",
     "capacity",
     "targets",
 )

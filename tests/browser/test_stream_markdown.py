@@ -91,3 +91,62 @@ def test_text_streamed_before_the_page_opened_is_drawn_too(cast, demo_provider, 
     stream = page.locator(f"#run-{run.pk} [data-role=stream]")
     expect(stream).to_be_hidden()
     assert stream.text_content() == "Hello <b>there</b>\nline two\n\n- **a**\n- b"
+
+
+BEACON = "http://127.0.0.1:9/beacon"
+HOSTILE = f"""- sentinel
+
+[js](javascript:window.__xss=1) [vb](vbscript:msgbox(1)) [data](data:text/html;base64,PHNjcmlwdD4=) [ok](https://example.com/ok "t")
+<javascript:window.__xss=1> <https://example.com/auto> [rel](/c/1/)
+
+![img]({BEACON}/img) ![x](javascript:window.__xss=1)
+
+<img src=x onerror=window.__xss=1><script>window.__xss=1</script><a href="javascript:window.__xss=1">raw</a>
+
+[ref] &lt;img src=x onerror=window.__xss=1&gt; &#60;script&#62;window.__xss=1&#60;/script&#62;
+
+[ref]: javascript:window.__xss=1
+
+| a | b |
+|---|---|
+| <img src={BEACON}/cell onerror=window.__xss=1> | [x](javascript:window.__xss=1) |
+
+```html" onmouseover="window.__xss=1
+<script>window.__xss=1</script>
+```
+"""
+
+
+def test_hostile_markdown_in_the_draft_runs_nothing_and_loads_nothing(cast, demo_provider, page_for):
+    run = streaming_run(cast["alice"])
+    run.lease_owner, run.lease_expires_at = "elsewhere", timezone.now() + timedelta(hours=1)
+    run.save(update_fields=["lease_owner", "lease_expires_at"])
+    RunEvent.objects.create(
+        run=run, seq=6, type="delta", payload={"round_index": 0, "text": "\n\n" + HOSTILE, "tool_calls": []}
+    )
+    page = page_for("alice", "alice-pass")
+    requested: list[str] = []
+    page.on("request", lambda r: requested.append(r.url))
+    page.goto(f"/c/{run.conversation_id}/")
+    origin = page.url.split("/c/")[0]
+    draft = page.locator(f"#run-{run.pk} [data-role=draft]")
+    expect(draft.locator("ul > li")).to_have_text("sentinel", timeout=30_000)
+    expect(draft.locator("table td")).to_have_count(2)
+    found = draft.evaluate(
+        """d => ({
+          bad: Array.from(d.querySelectorAll('img, script, style, iframe, svg, input, [style]')).map(n => n.outerHTML),
+          handlers: Array.from(d.querySelectorAll('*')).flatMap(n => Array.from(n.attributes).filter(a => /^on/i.test(a.name)).map(a => a.name)),
+          hrefs: Array.from(d.querySelectorAll('a')).map(a => [a.getAttribute('href'), a.rel]),
+          classes: Array.from(d.querySelectorAll('[class]')).map(n => n.className),
+        })"""
+    )
+    assert found["bad"] == [] and found["handlers"] == [], found
+    assert found["hrefs"] == [
+        ["https://example.com/ok", "noopener noreferrer nofollow"],
+        ["https://example.com/auto", "noopener noreferrer nofollow"],
+        ["/c/1/", "noopener noreferrer nofollow"],
+    ], found["hrefs"]
+    assert all(c.startswith("language-") for c in found["classes"]), found["classes"]
+    assert "<script>" in draft.inner_text()  # raw HTML stays text, as the server shows it
+    assert page.evaluate("window.__xss") is None
+    assert [u for u in requested if not u.startswith((origin, "data:"))] == []
