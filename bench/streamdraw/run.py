@@ -30,7 +30,9 @@ PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <link rel="stylesheet" href="/static/css/app.css"></head>
 <body><main id="messages" class="messages" style="max-width:900px">
 <article class="msg assistant" id="run-1" data-run="1"><div class="body streaming" data-role="stream"></div></article>
-</main>{script}</body></html>"""
+</main>
+<script>window.gettext = function (s) {{ return s; }}; window.interpolate = function (s) {{ return s; }};</script>
+<script src="/static/js/rich.js"></script>{script}</body></html>"""
 DRAFT = (
     '<script src="/static/js/stream_markdown.js" data-markdown-it="/static/vendor/markdown-it-15.0.3.min.js"'
     ' data-purify="/static/vendor/purify-3.5.0.min.js"></script>'

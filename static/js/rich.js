@@ -115,6 +115,8 @@
     math(root);
     mermaidBlocks(root);
   }
-  window.clearloopRich = { enhance: enhance };
+  // codeBlocks alone for a streaming answer's draft (stream_markdown.js): a half-written diagram or
+  // formula is not drawn.
+  window.clearloopRich = { enhance: enhance, codeBlocks: codeBlocks };
   enhance(document);
 })();

@@ -131,6 +131,12 @@
     box.appendChild(fragment);
   }
 
+  // A code block's language label and Copy button, as the final answer has them (rich.js), so the
+  // run's end does not shift the answer by a bar per block.
+  function toolbars(box) {
+    if (window.clearloopRich) window.clearloopRich.codeBlocks(box);
+  }
+
   function draw(d) {
     const started = performance.now();
     if (!d.box) {
@@ -150,11 +156,13 @@
     const last = lastBlock(tokens);
     if (last.count >= 2) {
       replaceTail(d, lib.html(tokens.slice(0, last.index), env));
+      toolbars(d.box);  // before the count: a code block's bar belongs to the settled part
       d.settledNodes = d.box.childNodes.length;
       d.settledAt += offsetOfLine(source, tokens[last.index].map[0]);
       tokens = tokens.slice(last.index);
     }
     replaceTail(d, lib.html(tokens, env));
+    toolbars(d.box);
     d.cost = performance.now() - started;
   }
 

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 # The demo model echoes the question, markdown and all, in a paragraph of its own words around it.
 QUESTION = (
-    "intro\n\n**bold** and `x`\n\n- one\n- two\n\n| a | b |\n|:-|-:|\n| 1 | 2 |\n\n"
+    "intro\n\n**bold** and `x`\n\n- one\n- two\n\n```py\nx = 1\n```\n\n| a | b |\n|:-|-:|\n| 1 | 2 |\n\n"
     '![i](/x.png) [j](javascript:window.__pwned=1) <img src=x onerror="window.__pwned=2">\n\nend'
 )
 
@@ -31,7 +31,8 @@ OBSERVE = """
   window.__bad = [];
   window.__first = null;
   window.__rebuilt = 0;
-  const probes = {strong: 'strong', item: 'ul > li', table: 'table th.align-right', code: 'p code'};
+  const probes = {strong: 'strong', item: 'ul > li', table: 'table th.align-right', code: 'p code',
+                  bar: '.code-toolbar + pre > code.language-py'};
   new MutationObserver(() => {
     const el = document.querySelector('#messages [data-role=draft]');
     if (!el) return;
@@ -63,7 +64,7 @@ def test_markdown_shows_while_the_answer_streams_and_hostile_markup_never(
     answer = page.locator("[data-role=answer]")
     answer.wait_for(timeout=60_000)
     seen = page.evaluate("window.__seen")
-    assert seen == {"strong": True, "item": True, "table": True, "code": True}, seen
+    assert seen == {"strong": True, "item": True, "table": True, "code": True, "bar": True}, seen
     assert page.evaluate("window.__bad") == []
     assert page.evaluate("window.__pwned") is None
     assert page.evaluate("window.__first !== null"), "the draft never held two blocks"
@@ -137,7 +138,7 @@ def test_hostile_markdown_in_the_draft_runs_nothing_and_loads_nothing(cast, demo
           bad: Array.from(d.querySelectorAll('img, script, style, iframe, svg, input, [style]')).map(n => n.outerHTML),
           handlers: Array.from(d.querySelectorAll('*')).flatMap(n => Array.from(n.attributes).filter(a => /^on/i.test(a.name)).map(a => a.name)),
           hrefs: Array.from(d.querySelectorAll('a')).map(a => [a.getAttribute('href'), a.rel]),
-          classes: Array.from(d.querySelectorAll('[class]')).map(n => n.className),
+          classes: Array.from(d.querySelectorAll('[class]:not(.code-toolbar, .code-toolbar *)')).map(n => n.className),
         })"""
     )
     assert found["bad"] == [] and found["handlers"] == [], found
