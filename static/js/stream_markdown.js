@@ -75,13 +75,15 @@
   }
 
   // The libraries are fetched once, when the page is idle or the first text arrives, whichever is
-  // first; until then the stream box shows its plain text, and it is drawn when they come.
+  // first; until then the stream box shows its plain text, and it is drawn when they come. If they
+  // cannot be fetched the page keeps the plain text (asked again at every frame, a server that is
+  // down would get a request per frame); the next page load tries again.
   function ensure() {
     if (!loading) {
-      loading = script(me.dataset.markdownIt).then(function () { return script(me.dataset.purify); }).then(function () {
+      loading = Promise.all([script(me.dataset.markdownIt), script(me.dataset.purify)]).then(function () {
         lib = build();
         document.querySelectorAll("[data-role=stream]").forEach(function (el) { if (el.textContent) changed(el); });
-      }).catch(function () { loading = null; });  // plain text meanwhile; the next text tries again
+      }).catch(function () { /* plain text */ });
     }
     return loading;
   }

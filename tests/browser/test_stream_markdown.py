@@ -151,3 +151,26 @@ def test_hostile_markdown_in_the_draft_runs_nothing_and_loads_nothing(cast, demo
     assert "<script>" in draft.inner_text()  # raw HTML stays text, as the server shows it
     assert page.evaluate("window.__xss") is None
     assert [u for u in requested if not u.startswith((origin, "data:"))] == []
+
+
+def test_without_the_libraries_the_answer_streams_as_plain_text_and_they_are_asked_for_once(
+    cast, demo_provider, page_for
+):
+    page = page_for("alice", "alice-pass")
+    asked: list[str] = []
+
+    def refuse(route):
+        asked.append(route.request.url)
+        route.abort()
+
+    page.route("**/vendor/markdown-it-*", refuse)
+    new_conversation(page)
+    page.wait_for_selector("#composer textarea")
+    page.fill("#message", "**plain** please")
+    page.press("#message", "Enter")
+    stream = page.locator("#messages [data-role=stream]")
+    expect(stream).to_contain_text("**plain** please", timeout=60_000)  # shown as it came, visible
+    page.locator("[data-role=answer]").wait_for(timeout=60_000)
+    assert page.locator("[data-role=answer] strong").inner_text() == "plain"  # the server's HTML at the end
+    assert page.locator("[data-role=draft]").count() == 0
+    assert len(asked) == 1, asked
