@@ -22,7 +22,7 @@ PHONE = {"width": 375, "height": 812}
 # and tooltips read. What the user typed, what the model and tools produced (answers, arguments,
 # results, code) and names (conversation titles, tool names) are content, not UI.
 VISIBLE_TEXT = """() => {
-  const skip = "script, style, code, pre, template, [data-role=answer], [data-role=question], [data-role=stream]," +
+  const skip = "script, style, code, pre, template, [data-role=answer], [data-role=question], [data-role=stream], [data-role=draft]," +
     " .conversations a, .tool-name, .server-name, .args, .result, .examples span, .reasoning-text, .who, .audit .text";
   const out = [];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
