@@ -245,10 +245,18 @@ def _live_runs_end_before_the_flush(request):
     from chatapp.models import ACTIVE_STATUSES, Run
     from chatapp.services.runs import request_cancel
 
+    from chatapp.worker.liveness import is_alive
+
     def stop_and_wait() -> None:
         try:
             for run in Run.objects.filter(status__in=ACTIVE_STATUSES):
                 request_cancel(run)
+                if run.lease_owner and not is_alive(run.lease_owner):
+                    # A run a test made "leased elsewhere" (no worker drives it, none will for the
+                    # lease's hour): nothing would end it, and the wait below sat out its 60 s.
+                    Run.objects.filter(pk=run.pk, lease_owner=run.lease_owner).update(
+                        status=Run.Status.CANCELLED, lease_owner="", lease_expires_at=None
+                    )
             deadline = time.monotonic() + 60
             while Run.objects.filter(status__in=ACTIVE_STATUSES).exists() and time.monotonic() < deadline:
                 time.sleep(0.1)
