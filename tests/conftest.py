@@ -244,7 +244,6 @@ def _live_runs_end_before_the_flush(request):
 
     from chatapp.models import ACTIVE_STATUSES, Run
     from chatapp.services.runs import request_cancel
-
     from chatapp.worker.liveness import is_alive
 
     def stop_and_wait() -> None:
