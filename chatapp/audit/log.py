@@ -85,7 +85,9 @@ def _append(entries: list[_Entry]) -> list[AuditEvent]:
     # two round trips fewer per append (SAVEPOINT, RELEASE), on every send, lease, stored round and
     # tool call (docs/performance.md). A failure here fails the caller's transaction either way.
     with transaction.atomic(savepoint=False):
-        last = _locked_last()
+        if connection.vendor == "postgresql":
+            return _append_in_one_call(entries)
+        last = AuditEvent.objects.order_by("-seq").values_list("seq", "hash").first()
         seq = last[0] if last else 0
         prev_hash = last[1] if last else GENESIS
         rows = []
@@ -103,55 +105,64 @@ def _append(entries: list[_Entry]) -> list[AuditEvent]:
             # The row holds exactly what its hash covers (chain.document), plus the hash.
             prev_hash = sha256_hex(canonical_json(document(**fields)))
             rows.append(AuditEvent(**fields, hash=prev_hash))
-        if connection.vendor != "postgresql":
-            return AuditEvent.objects.bulk_create(rows)
-        _insert(rows)
-        return rows
+        return AuditEvent.objects.bulk_create(rows)
 
 
-# The table is the model's own, not input. One statement for the appended rows, bound by the server:
-# every send, lease, step and end appends, and the ORM's bulk_create spent ~0.6 ms of CPU more per
-# append than this (docs/performance.md, session 15).
-_INSERT = (
-    f"INSERT INTO {AuditEvent._meta.db_table} "  # noqa: S608
-    "(seq, kind, actor, run_id, payload, created_at, prev_hash, hash) "
-    "SELECT * FROM unnest(%b::bigint[], %b::text[], %b::text[], %b::bigint[], %b::text[]::jsonb[], "
-    "%b::timestamptz[], %b::text[], %b::text[]) RETURNING seq, id"
+# One call takes the chain's lock, reads its head, then stamps, numbers, hashes and inserts the rows
+# (migration 0031): the lock, held until the caller commits, is no longer held across this process's
+# Python between three round trips, where under load every appender of every process queued behind it
+# (docs/performance.md, session 28). The function is the migration's own; the values are bound.
+# A table lock, not an advisory lock: advisory locks are open to every role of the database, so the
+# read-only SQL tool's role could take the chain's lock and stall every audited write (L4). SHARE ROW
+# EXCLUSIVE conflicts with itself (appenders queue) but not with readers, and only a role with write
+# privileges on the table may take it.
+_APPEND = (
+    "SELECT r_seq, r_id, r_created_at, r_prev_hash, r_hash FROM chatapp_audit_append("
+    "%b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::bigint[], %b::text[]::jsonb[])"
 )
 
 
-def _insert(rows: list[AuditEvent]) -> None:
-    columns = ("seq", "kind", "actor", "run_id", "payload", "created_at", "prev_hash", "hash")
-    params = [[getattr(row, name) for row in rows] for name in columns]
-    params[4] = [json_text.dumps(payload) for payload in params[4]]
+def canonical_cuts(entry: _Entry) -> tuple[str, str, str]:
+    """The row's canonical JSON (chain.document) cut where the values known only under the chain's
+    lock go: ``head + created_at + body + prev_hash + tail + seq + "}"`` is exactly what
+    ``canonical_json(document(...))`` gives (keys sort as actor, created_at, kind, payload,
+    prev_hash, run_id, seq)."""
+    head = '{"actor":' + canonical_json(entry.actor) + ',"created_at":"'
+    body = '","kind":' + canonical_json(entry.kind) + ',"payload":' + canonical_json(entry.payload)
+    tail = '","run_id":' + canonical_json(entry.run_id) + ',"seq":'
+    return head, body + ',"prev_hash":"', tail
+
+
+def _append_in_one_call(entries: list[_Entry]) -> list[AuditEvent]:
+    cuts = [canonical_cuts(entry) for entry in entries]
+    params = [
+        [c[0] for c in cuts],
+        [c[1] for c in cuts],
+        [c[2] for c in cuts],
+        [e.kind for e in entries],
+        [e.actor for e in entries],
+        [e.run_id for e in entries],
+        [json_text.dumps(e.payload) for e in entries],
+    ]
     with bound_cursor(connection) as cursor:
-        cursor.execute(_INSERT, params)
-        ids = dict(cursor.fetchall())
-    for row in rows:
-        row.pk = ids[row.seq]
+        cursor.execute(_APPEND, params)
+        stored = cursor.fetchall()
+    rows = []
+    for entry, (seq, pk, created_at, prev_hash, hash_) in zip(entries, stored, strict=True):
+        row = AuditEvent(
+            pk=pk,
+            seq=seq,
+            kind=entry.kind,
+            actor=entry.actor,
+            run_id=entry.run_id,
+            payload=entry.payload,
+            created_at=created_at,
+            prev_hash=prev_hash,
+            hash=hash_,
+        )
         row._state.adding, row._state.db = False, connection.alias
-
-
-def _locked_last() -> tuple[int, str] | None:
-    """Take the chain's lock, then read its last (seq, hash); None for an empty chain.
-
-    A table lock, not an advisory lock: advisory locks are open to every role of the database, so
-    the read-only SQL tool's role could take the chain's lock and stall every audited write (L4).
-    SHARE ROW EXCLUSIVE conflicts with itself (appenders queue) but not with readers, and only a
-    role with write privileges on the table may take it. On PostgreSQL both statements go in one
-    round trip (one simple query; the SELECT is its second result), since every append pays it.
-    """
-    table = AuditEvent._meta.db_table
-    if connection.vendor != "postgresql":
-        last = AuditEvent.objects.order_by("-seq").values_list("seq", "hash").first()
-        return (last[0], last[1]) if last else None
-    with connection.cursor() as cursor:
-        # The table name is the model's own, not input.
-        query = f"LOCK TABLE {table} IN SHARE ROW EXCLUSIVE MODE; SELECT seq, hash FROM {table} ORDER BY seq DESC LIMIT 1"  # noqa: S608, E501
-        cursor.execute(query)
-        cursor.nextset()
-        row = cursor.fetchone()
-    return (row[0], row[1]) if row else None
+        rows.append(row)
+    return rows
 
 
 def _run_answers(run: Run, as_stored: bool) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection
+from django.db import connection, transaction
 
 from chatapp.audit import GENESIS, canonical_json, record, row_hash, verify_chain
 from chatapp.audit.chain import document, sha256_hex
@@ -138,3 +138,48 @@ def test_record_inside_a_rolled_back_transaction_leaves_no_row():
         raise RuntimeError("the caller's change failed")
     assert AuditEvent.objects.count() == 1
     assert record("export", payload={}).seq == 2
+
+
+@pytest.mark.parametrize(
+    "actor, kind, run_id, payload",
+    [
+        (
+            "alice",
+            "run_created",
+            7,
+            {"b": 1, "a": "ü", "nested": {"z": [1, 2.5, None, True], "y": '"quoted" \\ back'}},
+        ),
+        ("system", "export", None, {}),
+        ("王小明", "approval", 2**40, {"text": "line\nbreak\ttab \u2028 😀", "k": [{"b": 1, "a": 2}]}),
+    ],
+)
+def test_the_cuts_the_database_fills_in_give_the_documented_canonical_json(actor, kind, run_id, payload):
+    """PostgreSQL appends in one call that fills in created_at, prev_hash and seq under the chain's lock
+    (migration 0031): the three cuts around them must give exactly canonical_json(document(...))."""
+    from datetime import UTC, datetime
+
+    from chatapp.audit.chain import iso
+    from chatapp.audit.log import _Entry, canonical_cuts
+
+    head, body, tail = canonical_cuts(_Entry(kind, actor, run_id, payload))
+    stamp = datetime(2026, 12, 7, 23, 59, 1, 42, tzinfo=UTC)
+    prev = "ab" * 32
+    expected = canonical_json(
+        document(
+            seq=123, kind=kind, actor=actor, run_id=run_id, payload=payload, created_at=stamp, prev_hash=prev
+        )
+    )
+    assert head + iso(stamp) + body + prev + tail + "123" + "}" == expected
+
+
+def test_rows_appended_together_are_stamped_in_their_order_and_verify():
+    from chatapp.audit.log import appended_together
+
+    with transaction.atomic(), appended_together():
+        for i in range(5):
+            record("export", actor="otto", payload={"n": i, "s": "ü\n😀"})
+    rows = list(AuditEvent.objects.order_by("seq"))
+    assert [r.seq for r in rows] == [1, 2, 3, 4, 5]
+    assert all(a.created_at <= b.created_at for a, b in zip(rows, rows[1:], strict=False))
+    assert all(r.hash == row_hash(r) for r in rows)
+    assert verify_chain().ok

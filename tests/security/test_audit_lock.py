@@ -15,12 +15,22 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's locks")
 def test_the_sql_reader_role_cannot_stall_audited_writes():
     cfg = connection.settings_dict
-    admin = psycopg.conninfo.make_conninfo(host=cfg["HOST"] or "127.0.0.1", port=cfg["PORT"] or 5432,
-                                           user=cfg["USER"] or "postgres", dbname=cfg["NAME"])
+    admin = psycopg.conninfo.make_conninfo(
+        host=cfg["HOST"] or "127.0.0.1",
+        port=cfg["PORT"] or 5432,
+        user=cfg["USER"] or "postgres",
+        dbname=cfg["NAME"],
+    )
     reader = ensure_demo_database(admin)
     with psycopg.connect(reader) as conn:  # the role the model's SQL runs as
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("LOCK TABLE public.chatapp_auditevent IN SHARE ROW EXCLUSIVE MODE")
+        conn.rollback()
+        # Nor call the chain's append (migration 0031: EXECUTE is the app role's only).
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(
+                "SELECT * FROM public.chatapp_audit_append('{}', '{}', '{}', '{}', '{}', '{}', '{}')"
+            )
         conn.rollback()
         # What it could do before: take the advisory key the chain used. The chain no longer uses one,
         # so an append goes through while the reader holds it.
