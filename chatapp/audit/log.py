@@ -135,7 +135,7 @@ def canonical_cuts(entry: _Entry) -> tuple[str, str, str]:
 
 def _append_in_one_call(entries: list[_Entry]) -> list[AuditEvent]:
     cuts = [canonical_cuts(entry) for entry in entries]
-    params = [
+    params: list[Any] = [
         [c[0] for c in cuts],
         [c[1] for c in cuts],
         [c[2] for c in cuts],
