@@ -69,8 +69,10 @@ def main() -> None:
             profile = args.profile if label.endswith("rounds") and not forget else ""
             got = measure(open_page, args.opens, profile, after=forget)
             in_markdown = sum(spent) / args.opens
+            # cProfile roughly triples the CPU of what it measures: say so on the line it inflates.
+            profiled = " (under cProfile: not comparable)" if profile else ""
             print(
-                f"{label}, {args.exchanges} exchanges, {state}: CPU per open p50 {got.p50:.1f} ms"
+                f"{label}, {args.exchanges} exchanges, {state}{profiled}: CPU per open p50 {got.p50:.1f} ms"
                 f" (mean {got.mean:.1f}), wall p50 {got.wall_p50:.1f} ms; rendering markdown"
                 f" {in_markdown:.1f} ms per open"
             )
