@@ -183,3 +183,23 @@ def test_rows_appended_together_are_stamped_in_their_order_and_verify():
     assert all(a.created_at <= b.created_at for a, b in zip(rows, rows[1:], strict=False))
     assert all(r.hash == row_hash(r) for r in rows)
     assert verify_chain().ok
+
+
+def test_a_chain_written_by_the_python_append_goes_on_with_the_one_call_append():
+    """An existing deployment's chain (rows hashed in Python, as before migration 0031 and on SQLite
+    now) continues unbroken when the database's one-call append takes over."""
+    from django.utils import timezone
+
+    fields = []
+    prev = GENESIS
+    for seq in (1, 2):
+        doc = {"seq": seq, "kind": "export", "actor": "otto", "run_id": None, "payload": {"n": seq, "s": "ü"}}
+        row = AuditEvent(**doc, created_at=timezone.now(), prev_hash=prev)
+        row.hash = prev = row_hash(row)
+        fields.append(row)
+    AuditEvent.objects.bulk_create(fields)
+    appended = record("export", actor="otto", payload={"n": 3})
+    assert appended.seq == 3 and appended.prev_hash == prev
+    assert appended.hash == row_hash(AuditEvent.objects.get(seq=3))
+    result = verify_chain()
+    assert result.ok and result.count == 3
