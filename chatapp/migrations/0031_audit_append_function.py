@@ -14,8 +14,12 @@ caller passes, per row, that JSON cut where the values known only under the lock
 three cuts are fixed. ``created_at`` is the database's clock under the lock, so it never runs
 backwards along ``seq``; it is written as Python's ``isoformat(timespec="microseconds")`` in UTC.
 
-SECURITY INVOKER (the default) and EXECUTE revoked from PUBLIC: only the app's own role (the owner)
-calls it, and the table lock inside still needs write privileges on the table.
+SECURITY INVOKER (the default): it runs with its caller's privileges, and the table lock inside needs
+write privileges on the table, so a role that could not append before (the read-only SQL tool's) cannot
+append or take the chain's lock through it either. EXECUTE is left to PUBLIC (PostgreSQL's default): a
+deployment whose app role is not the role that migrates needs no grant beyond the table's. The
+function keeps the migrating session's search_path (``SET search_path FROM CURRENT``), so the table it
+locks and appends to is the app's whatever the caller's search_path names.
 """
 
 from django.db import migrations
@@ -24,7 +28,7 @@ FUNCTION = """
 CREATE OR REPLACE FUNCTION chatapp_audit_append(
     heads text[], bodies text[], tails text[], kinds text[], actors text[], run_ids bigint[], payloads jsonb[]
 ) RETURNS TABLE (r_seq bigint, r_id bigint, r_created_at timestamptz, r_prev_hash text, r_hash text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
     last_seq bigint;
     last_hash text;
@@ -54,9 +58,9 @@ BEGIN
 END;
 $$
 """
-SIGNATURE = "chatapp_audit_append(text[], text[], text[], text[], text[], bigint[], jsonb[])"
-REVOKE = f"REVOKE ALL ON FUNCTION {SIGNATURE} FROM PUBLIC"
-DROP = f"DROP FUNCTION IF EXISTS {SIGNATURE}"
+DROP = (
+    "DROP FUNCTION IF EXISTS chatapp_audit_append(text[], text[], text[], text[], text[], bigint[], jsonb[])"
+)
 
 
 def _on_postgres(*statements):
@@ -71,4 +75,4 @@ def _on_postgres(*statements):
 class Migration(migrations.Migration):
     dependencies = [("chatapp", "0030_conversation_draft")]
 
-    operations = [migrations.RunPython(_on_postgres(FUNCTION, REVOKE), _on_postgres(DROP))]
+    operations = [migrations.RunPython(_on_postgres(FUNCTION), _on_postgres(DROP))]

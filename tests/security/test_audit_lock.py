@@ -26,7 +26,8 @@ def test_the_sql_reader_role_cannot_stall_audited_writes():
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("LOCK TABLE public.chatapp_auditevent IN SHARE ROW EXCLUSIVE MODE")
         conn.rollback()
-        # Nor call the chain's append (migration 0031: EXECUTE is the app role's only).
+        # Nor append or take the lock through the chain's append (migration 0031): it runs with the
+        # caller's privileges, and the lock inside needs write privileges on the table.
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute(
                 "SELECT * FROM public.chatapp_audit_append('{}', '{}', '{}', '{}', '{}', '{}', '{}')"
